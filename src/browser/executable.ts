@@ -1,0 +1,54 @@
+import { existsSync } from "node:fs";
+import { chromium } from "playwright";
+
+const SYSTEM_CHROMIUMS = [
+  "/usr/bin/chromium",
+  "/usr/bin/chromium-browser",
+  "/usr/bin/google-chrome",
+  "/usr/bin/google-chrome-stable",
+  "/snap/bin/chromium",
+  "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+  "/Applications/Chromium.app/Contents/MacOS/Chromium",
+];
+
+/** Where Chromium was found, and by which rule (DESIGN §8 order). */
+export interface ChromiumLocation {
+  path: string;
+  source: "BROWSER_EXECUTABLE_PATH" | "playwright" | "system";
+}
+
+/**
+ * Finds a Chromium in the order of DESIGN §8: an explicit path, Playwright's own
+ * download, then a system Chromium or Chrome. Returns undefined when none exists.
+ */
+export function findChromium(explicitPath?: string): ChromiumLocation | undefined {
+  if (explicitPath) {
+    return existsSync(explicitPath) ? { path: explicitPath, source: "BROWSER_EXECUTABLE_PATH" } : undefined;
+  }
+  const bundled = playwrightChromiumPath();
+  if (bundled && existsSync(bundled)) return { path: bundled, source: "playwright" };
+  const system = SYSTEM_CHROMIUMS.find((candidate) => existsSync(candidate));
+  return system ? { path: system, source: "system" } : undefined;
+}
+
+function playwrightChromiumPath(): string | undefined {
+  try {
+    return chromium.executablePath();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Chromium flags for a headless server: no sandbox when running as root, and no
+ * background traffic to Google's hosts (it only fails, many times, on a closed network).
+ */
+export const CHROMIUM_ARGS = [
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-gpu",
+  "--disable-dev-shm-usage",
+];

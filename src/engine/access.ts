@@ -1,0 +1,43 @@
+import { AppError } from "../domain/errors.js";
+import { ROLE_PERMISSIONS, type Permission, type Principal } from "../domain/keys.js";
+import type { Store } from "../store/index.js";
+import type { AccountRecord, ActionRecord } from "../store/records.js";
+
+const PERMISSION_WORDS: Record<Permission, string> = {
+  read: "read this workspace",
+  act: "run, answer or cancel actions",
+  manage_accounts: "create, change or delete accounts",
+  pay: "top up credits",
+};
+
+export function requirePermission(principal: Principal, permission: Permission): void {
+  if (!ROLE_PERMISSIONS[principal.role].has(permission)) {
+    throw new AppError("forbidden", `This key (role ${principal.role}) may not ${PERMISSION_WORDS[permission]}.`, { role: principal.role });
+  }
+}
+
+function requireAllowed(principal: Principal, accountId: string): void {
+  if (principal.accountIds && !principal.accountIds.includes(accountId)) {
+    throw new AppError("forbidden", "This key may not act on this account.", { account_id: accountId });
+  }
+}
+
+/** The account if the key's workspace has it (else 404) and its allow-list includes it (else 403). */
+export function visibleAccount(store: Store, principal: Principal, accountId: string): AccountRecord {
+  const account = store.accounts.get(accountId);
+  if (!account || account.workspace_id !== principal.workspaceId) {
+    throw new AppError("not_found", "No such account.", { account_id: accountId });
+  }
+  requireAllowed(principal, account.id);
+  return account;
+}
+
+/** The action if the key's workspace has it (else 404) and may see its account (else 403). */
+export function visibleAction(store: Store, principal: Principal, actionId: string): ActionRecord {
+  const action = store.actions.get(actionId);
+  if (!action || action.workspace_id !== principal.workspaceId) {
+    throw new AppError("not_found", "No such action.", { action_id: actionId });
+  }
+  requireAllowed(principal, action.account_id);
+  return action;
+}

@@ -1,0 +1,94 @@
+import { Secret } from "otpauth";
+import { z } from "zod";
+import { AppError } from "../domain/errors.js";
+import type { Principal } from "../domain/keys.js";
+import type { AccountRecord } from "../store/records.js";
+import { requirePermission, visibleAccount } from "./access.js";
+import type { EngineCore } from "./core.js";
+import { newId } from "./ids.js";
+
+const secretText = z.string().min(1).max(1_000);
+const totpSecret = z
+  .string()
+  .trim()
+  .min(16)
+  .max(256)
+  .refine((value) => isBase32(value), "must be a base32 TOTP secret (letters A–Z and digits 2–7)")
+  .describe("Base32 TOTP secret; the service then answers two_factor_code challenges itself.");
+
+/** Request shapes for accounts: validators, types, MCP input schemas and OpenAPI in one. */
+export const CreateAccountInput = z.strictObject({
+  platform: z.string().min(1).max(50).describe("Platform name from GET /v1/platforms, e.g. `sandbox`."),
+  username: z.string().trim().min(1).max(200).describe("The sign-in name on the platform."),
+  password: secretText.optional().describe("Stored encrypted; leave out to sign in by hand through a sign-in link."),
+  totp_secret: totpSecret.optional(),
+});
+export const UpdateAccountInput = z
+  .strictObject({
+    username: z.string().trim().min(1).max(200).optional(),
+    password: secretText.optional(),
+    totp_secret: totpSecret.nullable().optional().describe("A new secret, or null to remove the stored one."),
+  })
+  .refine((value) => Object.keys(value).length > 0, "give at least one of username, password, totp_secret");
+
+export type CreateAccount = z.infer<typeof CreateAccountInput>;
+export type UpdateAccount = z.infer<typeof UpdateAccountInput>;
+
+function isBase32(value: string): boolean {
+  if (!/^[A-Z2-7]+=*$/i.test(value.replace(/\s+/g, ""))) return false;
+  try {
+    Secret.fromBase32(value.replace(/\s+/g, "").toUpperCase());
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function createAccount(core: EngineCore, principal: Principal, input: CreateAccount): AccountRecord {
+  requirePermission(principal, "manage_accounts");
+  if (principal.accountIds) throw new AppError("forbidden", "A key limited to some accounts may not add accounts.");
+  if (!core.platforms.some((platform) => platform.name === input.platform)) {
+    throw new AppError("invalid_request", `Unknown platform "${input.platform}".`, { platforms: core.platforms.map((platform) => platform.name) });
+  }
+  const { store } = core;
+  return store.transaction(() => {
+    const now = core.lifecycle.now();
+    const id = newId("acc");
+    store.accounts.insert({ id, workspace_id: principal.workspaceId, platform: input.platform, username: input.username, created_at: now });
+    if (input.password !== undefined) store.accounts.setSecret(id, "password", input.password, now);
+    if (input.totp_secret !== undefined) store.accounts.setSecret(id, "totp_secret", normalizeSecret(input.totp_secret), now);
+    return store.accounts.get(id)!;
+  });
+}
+
+export function updateAccount(core: EngineCore, principal: Principal, accountId: string, input: UpdateAccount): AccountRecord {
+  requirePermission(principal, "manage_accounts");
+  const { store } = core;
+  visibleAccount(store, principal, accountId);
+  return store.transaction(() => {
+    const now = core.lifecycle.now();
+    if (input.username !== undefined) store.accounts.update(accountId, { username: input.username }, now);
+    if (input.password !== undefined) store.accounts.setSecret(accountId, "password", input.password, now);
+    if (input.totp_secret !== undefined) {
+      store.accounts.setSecret(accountId, "totp_secret", input.totp_secret === null ? undefined : normalizeSecret(input.totp_secret), now);
+    }
+    return store.accounts.get(accountId)!;
+  });
+}
+
+/** Deletes credentials and browser state; unfinished actions of the account are canceled first. */
+export async function deleteAccount(core: EngineCore, principal: Principal, accountId: string): Promise<void> {
+  requirePermission(principal, "manage_accounts");
+  const { store, lifecycle } = core;
+  visibleAccount(store, principal, accountId);
+  const unfinished = store.actions.withStatus(["queued", "running", "needs_input"]).filter((action) => action.account_id === accountId);
+  for (const action of unfinished) {
+    if (lifecycle.finish(action.id, { status: "canceled" })) core.runner.abort(action.id, new Error("account deleted"));
+  }
+  store.transaction(() => store.accounts.softDelete(accountId, lifecycle.now()));
+  await core.executor.forgetAccount?.(accountId);
+}
+
+function normalizeSecret(secret: string): string {
+  return secret.replace(/\s+/g, "").toUpperCase();
+}

@@ -1,0 +1,173 @@
+import { z } from "zod";
+import { ACTION_PARAMS, ACTION_PRICES, ACTION_TYPES } from "../domain/actions.js";
+import { isAnswerableByApi } from "../domain/challenges.js";
+import { ActionFailure, AppError } from "../domain/errors.js";
+import type { Principal } from "../domain/keys.js";
+import { ACTION_STATUSES, isTerminal } from "../domain/status.js";
+import type { ActionRecord } from "../store/records.js";
+import { requirePermission, visibleAccount, visibleAction } from "./access.js";
+import type { EngineCore } from "./core.js";
+import { newId } from "./ids.js";
+import { liveUrl, presentAction, type PublicAction } from "./present.js";
+
+/** Request shapes for actions: validators, types, MCP input schemas and OpenAPI in one. */
+export const CreateActionInput = z.strictObject({
+  account_id: z.string().min(1).max(200).describe("The account to act as (`acc_…`)."),
+  type: z.enum(ACTION_TYPES).describe("The action type; see GET /v1/platforms for what each platform supports."),
+  params: z.record(z.string(), z.unknown()).default({}).describe("The action's params; their shape depends on `type` (see GET /v1/platforms)."),
+});
+export const AnswerInput = z.strictObject({
+  answer: z.string().trim().min(1).max(500).describe("The code or reply the challenge asks for."),
+});
+export const ListActionsQuery = z.strictObject({
+  account_id: z.string().min(1).max(200).optional(),
+  status: z.enum(ACTION_STATUSES).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().min(1).max(200).optional().describe("`next_cursor` of the previous page."),
+});
+
+export type CreateAction = z.infer<typeof CreateActionInput>;
+export type ListActions = z.infer<typeof ListActionsQuery>;
+
+/** Checks params against the type's schema; a bad shape is a 422 before anything runs. */
+export function validateParams(input: CreateAction): Record<string, unknown> {
+  const parsed = ACTION_PARAMS[input.type].safeParse(input.params);
+  if (!parsed.success) {
+    throw new AppError("invalid_request", `The params do not fit a ${input.type} action.`, {
+      issues: parsed.error.issues.map((issue) => ({ path: ["params", ...issue.path].join("."), message: issue.message })),
+    });
+  }
+  return parsed.data as Record<string, unknown>;
+}
+
+/**
+ * Creates an action: queued with its price held, or failed at once (nothing held)
+ * when the platform lacks the type or the balance is short.
+ */
+export function createAction(core: EngineCore, principal: Principal, input: CreateAction): ActionRecord {
+  requirePermission(principal, "act");
+  const { store, lifecycle } = core;
+  const account = visibleAccount(store, principal, input.account_id);
+  const params = validateParams(input);
+  const platform = core.platforms.find((candidate) => candidate.name === account.platform);
+  const id = newId("act");
+  store.transaction(() => {
+    const now = lifecycle.now();
+    const price = ACTION_PRICES[input.type];
+    const failure = !platform?.actions.includes(input.type)
+      ? new ActionFailure("unsupported", `The ${account.platform} platform has no ${input.type} action.`)
+      : store.ledger.balance(principal.workspaceId) < price
+        ? new ActionFailure("insufficient_credits", `This action costs ${price} credits; the balance is ${store.ledger.balance(principal.workspaceId)}.`)
+        : undefined;
+    store.actions.insert({
+      id,
+      workspace_id: principal.workspaceId,
+      account_id: account.id,
+      platform: account.platform,
+      type: input.type,
+      params,
+      status: failure ? "failed" : "queued",
+      error_code: failure?.code,
+      error_message: failure?.message,
+      result: undefined,
+      price,
+      cost: 0,
+      held: !failure,
+      runner_id: undefined,
+      created_at: now,
+      updated_at: now,
+      finished_at: failure ? now : undefined,
+    });
+    if (!failure) store.ledger.append({ workspace_id: principal.workspaceId, kind: "hold", amount: -price, action_id: id, created_at: now });
+  });
+  lifecycle.emit(id);
+  core.runner.pump();
+  return store.actions.get(id)!;
+}
+
+export function answerAction(core: EngineCore, principal: Principal, actionId: string, answer: string): ActionRecord {
+  requirePermission(principal, "act");
+  const { store } = core;
+  const action = visibleAction(store, principal, actionId);
+  if (action.status !== "needs_input") {
+    throw new AppError("conflict", `The action is ${action.status}, not needs_input: there is nothing to answer.`, { status: action.status });
+  }
+  const challenge = store.challenges.latestOf(action.id)!;
+  if (!isAnswerableByApi(challenge.kind)) {
+    throw new AppError("conflict", `A ${challenge.kind} challenge cannot be answered with text: open sign_in_url and complete it in the live browser.`, {
+      kind: challenge.kind,
+      sign_in_url: liveUrl(core.publicUrl, store.challenges.linkToken(challenge.id)),
+    });
+  }
+  if (!core.runner.answer(action.id, answer)) {
+    throw new AppError("conflict", "The action is not waiting for an answer any more.", { status: action.status });
+  }
+  return store.actions.get(action.id)!;
+}
+
+export function cancelAction(core: EngineCore, principal: Principal, actionId: string): ActionRecord {
+  requirePermission(principal, "act");
+  const action = visibleAction(core.store, principal, actionId);
+  if (!core.lifecycle.finish(action.id, { status: "canceled" })) {
+    throw new AppError("conflict", `The action has already ended (${core.store.actions.get(action.id)!.status}); it cannot be canceled.`, {
+      status: core.store.actions.get(action.id)!.status,
+    });
+  }
+  core.runner.abort(action.id, new Error("canceled"));
+  return core.store.actions.get(action.id)!;
+}
+
+export function listActions(core: EngineCore, principal: Principal, query: ListActions): { data: ActionRecord[]; next_cursor?: string } {
+  requirePermission(principal, "read");
+  if (query.account_id) visibleAccount(core.store, principal, query.account_id);
+  const rows = core.store.actions.list({
+    workspaceId: principal.workspaceId,
+    accountIds: principal.accountIds,
+    accountId: query.account_id,
+    status: query.status,
+    beforeSeq: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    limit: query.limit + 1,
+  });
+  const page = rows.slice(0, query.limit);
+  return rows.length > query.limit ? { data: page, next_cursor: encodeCursor(page.at(-1)!.seq) } : { data: page };
+}
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(`seq:${seq}`).toString("base64url");
+}
+
+function decodeCursor(cursor: string): number {
+  const match = /^seq:(\d{1,15})$/.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (!match) throw new AppError("invalid_request", "The cursor is not one this API gave out.", { cursor });
+  return Number(match[1]);
+}
+
+/** Resolves once the action is at needs_input or has ended, or after `seconds`. */
+export function waitForAction(core: EngineCore, actionId: string, seconds: number, signal?: AbortSignal): Promise<ActionRecord> {
+  const settled = (action: ActionRecord): boolean => action.status === "needs_input" || isTerminal(action.status);
+  const current = core.store.actions.get(actionId)!;
+  if (seconds <= 0 || settled(current) || signal?.aborted) return Promise.resolve(current);
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      core.lifecycle.events.off("change", onChange);
+      signal?.removeEventListener("abort", done);
+      resolve(core.store.actions.get(actionId)!);
+    };
+    const onChange = (action: ActionRecord): void => {
+      if (action.id === actionId && settled(action)) done();
+    };
+    const timer = setTimeout(done, seconds * 1000);
+    core.lifecycle.events.on("change", onChange);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+/** The public JSON, with the open challenge and its live link when at needs_input. */
+export function present(core: EngineCore, action: ActionRecord): PublicAction {
+  if (action.status !== "needs_input") return presentAction(action);
+  const challenge = core.store.challenges.latestOf(action.id);
+  return challenge
+    ? presentAction(action, { record: challenge, signInUrl: liveUrl(core.publicUrl, core.store.challenges.linkToken(challenge.id)) })
+    : presentAction(action);
+}

@@ -1,0 +1,215 @@
+import { z } from "zod";
+import { ACTION_PARAMS, ACTION_PRICES } from "../domain/actions.js";
+import { ActionFailure } from "../domain/errors.js";
+import type { KeyRole, Principal } from "../domain/keys.js";
+import { isTerminal } from "../domain/status.js";
+import type { Store } from "../store/index.js";
+import type { AccountRecord, ActionRecord } from "../store/records.js";
+import { requirePermission, visibleAccount, visibleAction } from "./access.js";
+import * as accounts from "./accounts.js";
+import * as actions from "./actions.js";
+import { systemClock, type Clock } from "./clock.js";
+import type { EngineCore } from "./core.js";
+import type { ActionExecutor, PlatformInfo } from "./executor.js";
+import { runOnce, settleInFlight, type StoredResponse } from "./idempotency.js";
+import { authenticate, issueKey, type IssuedKey } from "./keys.js";
+import { Lifecycle } from "./lifecycle.js";
+import { silentLogger, type Logger } from "./logger.js";
+import type { PublicAction } from "./present.js";
+import { Runner } from "./runner.js";
+
+export interface EngineOptions {
+  store: Store;
+  executor: ActionExecutor;
+  platforms: readonly PlatformInfo[];
+  publicUrl: string;
+  clock?: Clock;
+  logger?: Logger;
+  challengeTtlSeconds?: number;
+  maxConcurrent?: number;
+  freeCredits?: number;
+  /** How often deadlines are checked, in ms. */
+  sweepIntervalMs?: number;
+}
+
+/** The action lifecycle behind both REST and MCP. */
+export class Engine {
+  readonly core: EngineCore;
+  #sweep: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: EngineOptions) {
+    const clock = options.clock ?? systemClock;
+    const logger = options.logger ?? silentLogger;
+    const lifecycle = new Lifecycle(options.store, clock);
+    const runner = new Runner({
+      lifecycle,
+      executor: options.executor,
+      logger,
+      challengeTtlMs: (options.challengeTtlSeconds ?? 600) * 1000,
+      maxConcurrent: options.maxConcurrent ?? 4,
+    });
+    this.core = {
+      store: options.store,
+      lifecycle,
+      runner,
+      executor: options.executor,
+      platforms: options.platforms,
+      publicUrl: options.publicUrl,
+      logger,
+      freeCredits: options.freeCredits ?? 100,
+    };
+  }
+
+  get store(): Store {
+    return this.core.store;
+  }
+
+  /** Restart recovery (DESIGN §3), then deadline checks and the queue. */
+  start(): void {
+    this.recoverInterruptedActions();
+    settleInFlight(this.core, (actionId) => this.#response(this.core.store.actions.get(actionId)!));
+    this.#sweep = setInterval(() => this.expireOverdueChallenges(), this.options.sweepIntervalMs ?? 500);
+    this.#sweep.unref();
+    this.core.runner.pump();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#sweep);
+    await this.core.runner.stop();
+    await this.core.executor.close?.();
+  }
+
+  /**
+   * Fails every `needs_input` action whose deadline has passed (with `challenge_timeout`)
+   * and stops its run. Returns how many expired.
+   */
+  expireOverdueChallenges(): number {
+    const { store, lifecycle, runner } = this.core;
+    let expired = 0;
+    for (const challenge of store.challenges.overdue(lifecycle.now())) {
+      const failure = new ActionFailure("challenge_timeout", `The ${challenge.kind} challenge was not answered before ${challenge.expires_at}.`);
+      if (lifecycle.finish(challenge.action_id, { status: "failed", code: failure.code, message: failure.message })) {
+        runner.abort(challenge.action_id, failure);
+        expired += 1;
+      }
+    }
+    return expired;
+  }
+
+  /** Actions left running or waiting by a process that is gone fail; none is re-run (a post must never be made twice). */
+  recoverInterruptedActions(): void {
+    this.expireOverdueChallenges();
+    const { store, lifecycle, runner } = this.core;
+    for (const action of store.actions.withStatus(["running", "needs_input"])) {
+      if (runner.isRunning(action.id)) continue;
+      lifecycle.finish(action.id, {
+        status: "failed",
+        code: "browser_error",
+        message: "Interrupted by a restart of the service; it was not run again, so nothing was done twice.",
+      });
+    }
+  }
+
+  /** On an empty data dir: the first workspace and its admin key (returned once, never stored). */
+  bootstrap(): IssuedKey | undefined {
+    if (this.core.store.workspaces.count() > 0) return undefined;
+    return this.issueKey({ role: "admin" });
+  }
+
+  issueKey(options: { workspaceName?: string | undefined; role: KeyRole; accountIds?: string[] | undefined }): IssuedKey {
+    return issueKey(this.core.store, { ...options, freeCredits: this.core.freeCredits, now: this.core.lifecycle.now() });
+  }
+
+  authenticate(key: string): Principal | undefined {
+    return authenticate(this.core.store, key);
+  }
+
+  /** The local owner (stdio MCP): admin of the first workspace, created when the data dir is empty. */
+  ownerPrincipal(): Principal {
+    const workspace = this.core.store.workspaces.first() ?? this.issueKey({ role: "admin" }).workspace;
+    return { workspaceId: workspace.id, keyId: undefined, role: "admin", accountIds: undefined };
+  }
+
+  // Accounts
+  createAccount(principal: Principal, input: accounts.CreateAccount): AccountRecord {
+    return accounts.createAccount(this.core, principal, input);
+  }
+  updateAccount(principal: Principal, accountId: string, input: accounts.UpdateAccount): AccountRecord {
+    return accounts.updateAccount(this.core, principal, accountId, input);
+  }
+  deleteAccount(principal: Principal, accountId: string): Promise<void> {
+    return accounts.deleteAccount(this.core, principal, accountId);
+  }
+  getAccount(principal: Principal, accountId: string): AccountRecord {
+    requirePermission(principal, "read");
+    return visibleAccount(this.core.store, principal, accountId);
+  }
+  listAccounts(principal: Principal): AccountRecord[] {
+    requirePermission(principal, "read");
+    return this.core.store.accounts.list(principal.workspaceId, principal.accountIds);
+  }
+
+  // Actions
+  createAction(principal: Principal, input: actions.CreateAction): ActionRecord {
+    return actions.createAction(this.core, principal, input);
+  }
+  getAction(principal: Principal, actionId: string): ActionRecord {
+    requirePermission(principal, "read");
+    return visibleAction(this.core.store, principal, actionId);
+  }
+  listActions(principal: Principal, query: actions.ListActions): { data: ActionRecord[]; next_cursor?: string } {
+    return actions.listActions(this.core, principal, query);
+  }
+  answer(principal: Principal, actionId: string, answer: string): ActionRecord {
+    return actions.answerAction(this.core, principal, actionId, answer);
+  }
+  cancel(principal: Principal, actionId: string): ActionRecord {
+    return actions.cancelAction(this.core, principal, actionId);
+  }
+  waitFor(actionId: string, seconds: number, signal?: AbortSignal): Promise<ActionRecord> {
+    return actions.waitForAction(this.core, actionId, seconds, signal);
+  }
+  present(action: ActionRecord): PublicAction {
+    return actions.present(this.core, action);
+  }
+  /** Calls `listener` with every status change; returns the unsubscribe function. */
+  onChange(listener: (action: ActionRecord) => void): () => void {
+    this.core.lifecycle.events.on("change", listener);
+    return () => this.core.lifecycle.events.off("change", listener);
+  }
+  runOnce(principal: Principal, key: string, requestHash: string, work: (attach: (actionId: string) => void) => Promise<StoredResponse>) {
+    return runOnce(this.core, principal, key, requestHash, work);
+  }
+
+  #response(action: ActionRecord): StoredResponse {
+    return { status: isTerminal(action.status) ? 200 : 202, body: this.present(action) };
+  }
+
+  // Credits and platforms
+  balance(principal: Principal): number {
+    requirePermission(principal, "read");
+    return this.core.store.ledger.balance(principal.workspaceId);
+  }
+
+  /** The action reference: platforms, their action types, params schemas and prices. */
+  platforms(): PlatformReference[] {
+    return this.core.platforms.map((platform) => ({
+      name: platform.name,
+      title: platform.title,
+      description: platform.description,
+      actions: platform.actions.map((type) => ({
+        type,
+        description: ACTION_PARAMS[type].description ?? type,
+        price: ACTION_PRICES[type],
+        params: z.toJSONSchema(ACTION_PARAMS[type], { io: "input" }),
+      })),
+    }));
+  }
+}
+
+export interface PlatformReference {
+  name: string;
+  title: string;
+  description: string;
+  actions: { type: string; description: string; price: number; params: unknown }[];
+}

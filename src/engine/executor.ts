@@ -1,0 +1,57 @@
+import type { ActionType } from "../domain/actions.js";
+import type { ChallengeKind } from "../domain/challenges.js";
+import type { AccountRecord, ActionRecord } from "../store/records.js";
+import type { Clock } from "./clock.js";
+import type { Logger } from "./logger.js";
+
+/** A platform as the engine knows it: the action types it supports. */
+export interface PlatformInfo {
+  name: string;
+  title: string;
+  description: string;
+  actions: readonly ActionType[];
+}
+
+/** What a driver asks when a sign-in needs someone: the kind and the page's own words. */
+export interface ChallengeRequest {
+  kind: ChallengeKind;
+  message: string;
+  /**
+   * For kinds cleared on the page itself (device approval, captcha, checkpoint cleared
+   * by hand): resolves once the page has moved on. Code kinds leave it out and get
+   * the answer instead.
+   */
+  resolvedOnPage?: (signal: AbortSignal) => Promise<void>;
+}
+
+/** What the engine hands an executor for one run of one action. */
+export interface ExecutionContext {
+  readonly action: ActionRecord;
+  readonly account: AccountRecord;
+  /** Aborted when the action is canceled, its challenge expires or the service stops. */
+  readonly signal: AbortSignal;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The account's stored credentials, decrypted for this run only. */
+  secrets(): { password: string | undefined; totpSecret: string | undefined };
+  /** Pauses at `needs_input` until answered (code kinds) or resolved on the page. */
+  challenge(request: ChallengeRequest): Promise<string | undefined>;
+  /** The last answer was refused by the platform: back to `needs_input`, or `login_failed` after 3. */
+  refuseAnswer(message: string): void;
+  /** Claims a TOTP time step; false when that step was already submitted for this account. */
+  claimTotpStep(step: number): boolean;
+  /** The account's saved browser storage state (JSON), if any. */
+  loadSession(): string | undefined;
+  saveSession(state: string): void;
+  /** Records who the account signs in as, and that it is connected. */
+  markConnected(profile: { handle: string; name: string } | undefined): void;
+  markSignedOut(): void;
+}
+
+/** Runs actions: the browser runner in production, a scripted one in engine tests. */
+export interface ActionExecutor {
+  execute(context: ExecutionContext): Promise<Record<string, unknown>>;
+  /** Lets go of the account's browser context, e.g. when the account is deleted. */
+  forgetAccount?(accountId: string): Promise<void>;
+  close?(): Promise<void>;
+}

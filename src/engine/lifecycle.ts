@@ -1,0 +1,89 @@
+import { EventEmitter } from "node:events";
+import { isCharged } from "../domain/credits.js";
+import { ACTION_ERRORS, type ActionErrorCode } from "../domain/errors.js";
+import { isTerminal, transition, type ActionStatus } from "../domain/status.js";
+import type { Store } from "../store/index.js";
+import type { ActionRecord, ChallengeState } from "../store/records.js";
+import type { Clock } from "./clock.js";
+
+/** How an action ends. */
+export type Outcome =
+  | { status: "succeeded"; result: Record<string, unknown> }
+  | { status: "failed"; code: ActionErrorCode; message?: string }
+  | { status: "canceled" };
+
+const CHALLENGE_END: Record<Outcome["status"], ChallengeState> = { succeeded: "resolved", failed: "failed", canceled: "canceled" };
+
+/**
+ * Status changes, one transaction each, checked against `TRANSITIONS`; emits
+ * `change` with the new record after every committed change.
+ */
+export class Lifecycle {
+  readonly events = new EventEmitter<{ change: [ActionRecord] }>();
+
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+  ) {
+    this.events.setMaxListeners(0);
+  }
+
+  now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  emit(actionId: string): void {
+    const action = this.store.actions.get(actionId);
+    if (action) this.events.emit("change", action);
+  }
+
+  /** Moves a non-terminal action to `to` (not an ending: use `finish`). Returns false if it had already ended. */
+  move(actionId: string, from: readonly ActionStatus[], to: ActionStatus, changes: { runner_id?: string } = {}): boolean {
+    const moved = this.store.transaction(() => {
+      const action = this.store.actions.get(actionId);
+      if (!action || !from.includes(action.status)) return false;
+      this.store.actions.update(actionId, { status: transition(action.status, to), ...changes }, this.now());
+      return true;
+    });
+    if (moved) this.emit(actionId);
+    return moved;
+  }
+
+  /**
+   * Ends an action: status, error or result, credits captured or released, open
+   * challenge closed. A no-op (returns false) when the action has already ended.
+   */
+  finish(actionId: string, outcome: Outcome): boolean {
+    const finished = this.store.transaction(() => {
+      const action = this.store.actions.get(actionId);
+      if (!action || isTerminal(action.status)) return false;
+      const now = this.now();
+      const code = outcome.status === "failed" ? outcome.code : undefined;
+      const charged = action.held && isCharged(outcome.status, code);
+      if (action.held && !charged) {
+        this.store.ledger.append({ workspace_id: action.workspace_id, kind: "release", amount: action.price, action_id: action.id, created_at: now });
+      }
+      this.store.actions.update(
+        actionId,
+        {
+          status: transition(action.status, outcome.status),
+          ...(outcome.status === "succeeded" ? { result: outcome.result } : {}),
+          ...(code ? { error_code: code, error_message: (outcome.status === "failed" && outcome.message) || ACTION_ERRORS[code].message } : {}),
+          cost: charged ? action.price : 0,
+          held: false,
+          finished_at: now,
+        },
+        now,
+      );
+      const challenge = this.store.challenges.latestOf(actionId);
+      if (challenge && (challenge.state === "open" || challenge.state === "answered")) {
+        this.store.challenges.update(challenge.id, { state: code === "challenge_timeout" ? "expired" : CHALLENGE_END[outcome.status] }, now);
+      }
+      // A browser that never started is not a final answer: the same key may run it again.
+      if (code === "browser_unavailable") this.store.idempotency.forgetAction(actionId);
+      return true;
+    });
+    if (finished) this.emit(actionId);
+    return finished;
+  }
+}

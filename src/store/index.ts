@@ -1,0 +1,43 @@
+import type { Db } from "./database.js";
+import type { Sealer } from "./crypto.js";
+import { AccountRepository } from "./repositories/accounts.js";
+import { ActionRepository } from "./repositories/actions.js";
+import { ChallengeRepository } from "./repositories/challenges.js";
+import { IdempotencyRepository } from "./repositories/idempotency.js";
+import { LedgerRepository } from "./repositories/ledger.js";
+import { WorkspaceRepository } from "./repositories/workspaces.js";
+
+export { openDatabase, type Db } from "./database.js";
+export { Sealer, loadMasterKey, randomToken, sha256 } from "./crypto.js";
+export type * from "./records.js";
+
+/** The only code that writes SQL: repositories over one database, and its transactions. */
+export class Store {
+  readonly workspaces: WorkspaceRepository;
+  readonly accounts: AccountRepository;
+  readonly actions: ActionRepository;
+  readonly challenges: ChallengeRepository;
+  readonly ledger: LedgerRepository;
+  readonly idempotency: IdempotencyRepository;
+
+  constructor(
+    readonly db: Db,
+    sealer: Sealer,
+  ) {
+    this.workspaces = new WorkspaceRepository(db);
+    this.accounts = new AccountRepository(db, sealer);
+    this.actions = new ActionRepository(db);
+    this.challenges = new ChallengeRepository(db, sealer);
+    this.ledger = new LedgerRepository(db);
+    this.idempotency = new IdempotencyRepository(db);
+  }
+
+  /** Runs `work` in an IMMEDIATE transaction (nested calls become savepoints). */
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work).immediate();
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,90 @@
+import type { ActionType } from "../domain/actions.js";
+import type { ChallengeKind } from "../domain/challenges.js";
+import type { ActionErrorCode } from "../domain/errors.js";
+import type { KeyRole } from "../domain/keys.js";
+import type { ActionStatus } from "../domain/status.js";
+
+/** Records as the store returns them: plain data, secrets never included. */
+export interface WorkspaceRecord {
+  id: string;
+  name: string;
+  balance: number;
+  created_at: string;
+}
+
+export interface KeyRecord {
+  id: string;
+  workspace_id: string;
+  prefix: string;
+  role: KeyRole;
+  account_ids: string[] | undefined;
+  created_at: string;
+}
+
+export type AccountStatus = "new" | "connected" | "signed_out";
+
+export interface AccountRecord {
+  id: string;
+  workspace_id: string;
+  platform: string;
+  username: string;
+  has_password: boolean;
+  has_totp_secret: boolean;
+  has_session: boolean;
+  status: AccountStatus;
+  profile: { handle: string; name: string } | undefined;
+  last_totp_step: number | undefined;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ActionRecord {
+  seq: number;
+  id: string;
+  workspace_id: string;
+  account_id: string;
+  platform: string;
+  type: ActionType;
+  params: Record<string, unknown>;
+  status: ActionStatus;
+  error_code: ActionErrorCode | undefined;
+  error_message: string | undefined;
+  result: Record<string, unknown> | undefined;
+  price: number;
+  cost: number;
+  held: boolean;
+  runner_id: string | undefined;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | undefined;
+}
+
+export type ChallengeState = "open" | "answered" | "resolved" | "expired" | "canceled" | "failed";
+
+export interface ChallengeRecord {
+  id: string;
+  action_id: string;
+  kind: ChallengeKind;
+  message: string;
+  expires_at: string;
+  link_expires_at: string;
+  refusals: number;
+  state: ChallengeState;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface LedgerEntry {
+  seq: number;
+  workspace_id: string;
+  kind: "grant" | "top_up" | "hold" | "release";
+  amount: number;
+  action_id: string | undefined;
+  reference: string | undefined;
+  created_at: string;
+}
+
+/** SQLite NULL → undefined, so records never carry null. */
+export function orUndefined<T>(value: T | null): T | undefined {
+  return value === null ? undefined : value;
+}

@@ -1,0 +1,64 @@
+import type { Db } from "../database.js";
+
+export interface IdempotencyRecord {
+  workspace_id: string;
+  key: string;
+  request_hash: string;
+  state: "in_flight" | "done";
+  action_id: string | undefined;
+  response_status: number | undefined;
+  response_body: string | undefined;
+  created_at: string;
+  expires_at: string;
+}
+
+export class IdempotencyRepository {
+  constructor(private readonly db: Db) {}
+
+  get(workspaceId: string, key: string, now: string): IdempotencyRecord | undefined {
+    const row = this.db.prepare("SELECT * FROM idempotency_keys WHERE workspace_id = ? AND key = ? AND expires_at > ?").get(workspaceId, key, now) as
+      | Record<string, unknown>
+      | undefined;
+    if (!row) return undefined;
+    return Object.fromEntries(Object.entries(row).map(([field, value]) => [field, value ?? undefined])) as unknown as IdempotencyRecord;
+  }
+
+  /** Claims the key for a request (replacing an expired or retryable record). */
+  begin(record: { workspace_id: string; key: string; request_hash: string; created_at: string; expires_at: string }): void {
+    this.db
+      .prepare(
+        `INSERT INTO idempotency_keys (workspace_id, key, request_hash, state, created_at, expires_at)
+         VALUES (@workspace_id, @key, @request_hash, 'in_flight', @created_at, @expires_at)
+         ON CONFLICT (workspace_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight',
+           action_id = NULL, response_status = NULL, response_body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+      )
+      .run(record);
+  }
+
+  attachAction(workspaceId: string, key: string, actionId: string): void {
+    this.db.prepare("UPDATE idempotency_keys SET action_id = ? WHERE workspace_id = ? AND key = ?").run(actionId, workspaceId, key);
+  }
+
+  complete(workspaceId: string, key: string, status: number, body: string): void {
+    this.db
+      .prepare("UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ? WHERE workspace_id = ? AND key = ?")
+      .run(status, body, workspaceId, key);
+  }
+
+  forget(workspaceId: string, key: string): void {
+    this.db.prepare("DELETE FROM idempotency_keys WHERE workspace_id = ? AND key = ?").run(workspaceId, key);
+  }
+
+  /** Frees every key whose action failed in a way that must be retryable (`browser_unavailable`). */
+  forgetAction(actionId: string): void {
+    this.db.prepare("DELETE FROM idempotency_keys WHERE action_id = ?").run(actionId);
+  }
+
+  inFlight(): IdempotencyRecord[] {
+    return this.db.prepare("SELECT * FROM idempotency_keys WHERE state = 'in_flight'").all() as IdempotencyRecord[];
+  }
+
+  purgeExpired(now: string): void {
+    this.db.prepare("DELETE FROM idempotency_keys WHERE expires_at <= ?").run(now);
+  }
+}
