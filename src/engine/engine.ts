@@ -15,7 +15,7 @@ import { runOnce, settleInFlight, type StoredResponse } from "./idempotency.js";
 import { authenticate, issueKey, type IssuedKey } from "./keys.js";
 import { Lifecycle } from "./lifecycle.js";
 import { silentLogger, type Logger } from "./logger.js";
-import type { PublicAction } from "./present.js";
+import type { PlatformReference, PublicAction } from "../domain/public.js";
 import { Runner } from "./runner.js";
 
 export interface EngineOptions {
@@ -201,15 +201,8 @@ export class Engine {
         type,
         description: ACTION_PARAMS[type].description ?? type,
         price: ACTION_PRICES[type],
-        params: z.toJSONSchema(ACTION_PARAMS[type], { io: "input" }),
+        params: z.toJSONSchema(ACTION_PARAMS[type], { io: "input" }) as Record<string, unknown>,
       })),
     }));
   }
-}
-
-export interface PlatformReference {
-  name: string;
-  title: string;
-  description: string;
-  actions: { type: string; description: string; price: number; params: unknown }[];
 }

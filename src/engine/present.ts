@@ -1,29 +1,13 @@
-import type { Challenge } from "../domain/challenges.js";
-import type { ActionError } from "../domain/errors.js";
+import type { PublicAccount, PublicAction } from "../domain/public.js";
 import type { AccountRecord, ActionRecord, ChallengeRecord } from "../store/records.js";
-
-/** The public JSON of an action (DESIGN §3): fields absent when not applicable, never null. */
-export interface PublicAction {
-  id: string;
-  object: "action";
-  account_id: string;
-  platform: string;
-  type: string;
-  params: Record<string, unknown>;
-  status: ActionRecord["status"];
-  challenge?: Challenge;
-  error?: ActionError;
-  result?: Record<string, unknown>;
-  cost: number;
-  created_at: string;
-  updated_at: string;
-  finished_at?: string;
-}
 
 export function liveUrl(publicUrl: string, token: string): string {
   return `${publicUrl.replace(/\/+$/, "")}/live/${token}`;
 }
 
+export type { PublicAccount, PublicAction };
+
+/** The public JSON of an action (DESIGN §3): fields absent when not applicable, never null. */
 export function presentAction(action: ActionRecord, challenge?: { record: ChallengeRecord; signInUrl: string }): PublicAction {
   return {
     id: action.id,
@@ -53,19 +37,6 @@ export function presentAction(action: ActionRecord, challenge?: { record: Challe
 }
 
 /** The public JSON of an account: never a secret, only whether one is stored. */
-export interface PublicAccount {
-  id: string;
-  object: "account";
-  platform: string;
-  username: string;
-  status: AccountRecord["status"];
-  has_password: boolean;
-  has_totp_secret: boolean;
-  profile?: { handle: string; name: string };
-  created_at: string;
-  updated_at: string;
-}
-
 export function presentAccount(account: AccountRecord): PublicAccount {
   return {
     id: account.id,

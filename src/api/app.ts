@@ -1,0 +1,116 @@
+import { Hono, type Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import { AppError } from "../domain/errors.js";
+import type { Principal } from "../domain/keys.js";
+import { systemClock, type Clock } from "../engine/clock.js";
+import type { Engine } from "../engine/engine.js";
+import { silentLogger, type Logger } from "../engine/logger.js";
+import { buildOpenApi } from "./openapi.js";
+import { RateLimiter } from "./rate-limit.js";
+import type { Route } from "./route.js";
+import { ROUTES } from "./routes/index.js";
+
+export interface AppOptions {
+  engine: Engine;
+  clock?: Clock;
+  logger?: Logger;
+  rateLimitPerMinute?: number;
+  bodyLimitBytes?: number;
+  /** False until the service can take actions (GET /healthz answers 503 until then). */
+  isReady?: () => boolean;
+  /** Mounts more surfaces (MCP over HTTP, live browser) on the same server. */
+  extend?: (app: Hono) => void;
+}
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** The REST adapter: routes as data, one error renderer, no SQL and no Playwright. */
+export function createApp(options: AppOptions): Hono {
+  const { engine } = options;
+  const logger = options.logger ?? silentLogger;
+  const limiter = new RateLimiter(options.rateLimitPerMinute ?? 600, options.clock ?? systemClock);
+  const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
+  const app = new Hono();
+
+  app.onError((error, c) => {
+    if (error instanceof AppError) return c.json(error.toJSON(), error.httpStatus as 400);
+    logger.error({ err: error, method: c.req.method, path: c.req.path }, "request failed");
+    return c.json({ error: { code: "internal_error", message: "Something went wrong on our side; the request may be retried." } }, 500);
+  });
+  app.notFound((c) => c.json(new AppError("not_found", `No route ${c.req.method} ${c.req.path}.`).toJSON(), 404));
+
+  app.get("/healthz", (c) => ((options.isReady?.() ?? true) ? c.json({ ok: true }) : c.json({ ok: false }, 503)));
+  const openApi = buildOpenApi(ROUTES);
+  app.get("/v1/openapi.json", (c) => c.json(openApi));
+
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: limit,
+      onError: () => {
+        throw new AppError("malformed_request", `The request body is larger than ${limit} bytes.`, { max_bytes: limit });
+      },
+    }),
+  );
+  for (const route of ROUTES) {
+    app.on(route.method.toUpperCase(), route.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
+      const principal = authenticate(c, engine);
+      const wait = limiter.take(principal.keyId ?? principal.workspaceId);
+      if (wait > 0) {
+        c.header("Retry-After", String(wait));
+        throw new AppError("too_many_requests", `Too many requests for this key; retry in ${wait} s.`, { retry_after: wait });
+      }
+      const response = await route.handle({
+        principal,
+        params: parse(route.params, c.req.param(), "path"),
+        query: parse(route.query ?? z.strictObject({}), c.req.query(), "query"),
+        body: route.body ? parse(route.body, await readJson(c), "body") : undefined,
+        headers: c.req.raw.headers,
+        signal: c.req.raw.signal,
+        engine,
+      });
+      for (const [name, value] of Object.entries(response.headers ?? {})) c.header(name, value);
+      return response.body === undefined ? c.body(null, response.status as 204) : c.json(response.body, response.status as 200);
+    });
+  }
+  options.extend?.(app);
+  return app;
+}
+
+export function bearerKey(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  return match?.[1];
+}
+
+function authenticate(c: Context, engine: Engine): Principal {
+  const key = bearerKey(c.req.header("authorization"));
+  if (!key) throw new AppError("unauthorized", "Send an API key as `Authorization: Bearer <key>`.");
+  const principal = engine.authenticate(key);
+  if (!principal) throw new AppError("unauthorized", "The API key is not valid.");
+  return principal;
+}
+
+async function readJson(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new AppError("malformed_request", "The request body is not valid JSON.");
+  }
+}
+
+/** Validates one part of the request; a bad value is a 422 naming each field. */
+export function parse<T>(schema: z.ZodType<T> | undefined, value: unknown, where: "path" | "query" | "body"): T {
+  if (!schema) return undefined as T;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  throw new AppError("invalid_request", `The request ${where} is not valid: ${parsed.error.issues.map(describeIssue).join("; ")}.`, {
+    issues: parsed.error.issues.map((issue) => ({ path: [where, ...issue.path].join("."), message: issue.message })),
+  });
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const path = issue.path.join(".");
+  return path ? `${path}: ${issue.message}` : issue.message;
+}

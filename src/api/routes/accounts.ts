@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { AccountJson, listOf } from "../../domain/public.js";
+import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts.js";
+import { presentAccount } from "../../engine/present.js";
+import { defineRoute } from "../route.js";
+import { errorResponses } from "./common.js";
+
+const IdParams = z.strictObject({ id: z.string().min(1).max(200) });
+
+export const accountRoutes = [
+  defineRoute({
+    method: "post",
+    path: "/v1/accounts",
+    tag: "accounts",
+    summary: "Add an account",
+    description:
+      "Stores the credentials encrypted; they are never returned. Without a password, the owner signs in by hand through a sign-in link. Run a `connect` action to sign in.",
+    body: CreateAccountInput,
+    responses: { 201: { description: "The account.", schema: AccountJson }, ...errorResponses(400, 401, 403, 422, 429) },
+    handle({ principal, body, engine }) {
+      return { status: 201, body: presentAccount(engine.createAccount(principal, body)) };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/accounts",
+    tag: "accounts",
+    summary: "List accounts",
+    responses: { 200: { description: "Every account the key may see.", schema: listOf(AccountJson) }, ...errorResponses(401, 403, 429) },
+    handle({ principal, engine }) {
+      return { status: 200, body: { data: engine.listAccounts(principal).map(presentAccount) } };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/accounts/{id}",
+    tag: "accounts",
+    summary: "Get an account",
+    params: IdParams,
+    responses: { 200: { description: "The account.", schema: AccountJson }, ...errorResponses(401, 403, 404, 429) },
+    handle({ principal, params, engine }) {
+      return { status: 200, body: presentAccount(engine.getAccount(principal, params.id)) };
+    },
+  }),
+  defineRoute({
+    method: "patch",
+    path: "/v1/accounts/{id}",
+    tag: "accounts",
+    summary: "Fix an account's credentials",
+    description: "Use after login_failed. `totp_secret: null` removes the stored secret.",
+    params: IdParams,
+    body: UpdateAccountInput,
+    responses: { 200: { description: "The account.", schema: AccountJson }, ...errorResponses(400, 401, 403, 404, 422, 429) },
+    handle({ principal, params, body, engine }) {
+      return { status: 200, body: presentAccount(engine.updateAccount(principal, params.id, body)) };
+    },
+  }),
+  defineRoute({
+    method: "delete",
+    path: "/v1/accounts/{id}",
+    tag: "accounts",
+    summary: "Delete an account",
+    description: "Deletes its credentials and browser state; its unfinished actions are canceled. Its past actions stay readable.",
+    params: IdParams,
+    responses: { 204: { description: "Deleted." }, ...errorResponses(401, 403, 404, 429) },
+    async handle({ principal, params, engine }) {
+      await engine.deleteAccount(principal, params.id);
+      return { status: 204 };
+    },
+  }),
+];

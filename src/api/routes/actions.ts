@@ -1,0 +1,122 @@
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { AppError } from "../../domain/errors.js";
+import { ActionJson, listOf } from "../../domain/public.js";
+import { isTerminal } from "../../domain/status.js";
+import { AnswerInput, CreateActionInput, ListActionsQuery } from "../../engine/actions.js";
+import type { Engine } from "../../engine/engine.js";
+import type { ActionRecord } from "../../store/records.js";
+import { defineRoute } from "../route.js";
+import { errorResponses } from "./common.js";
+
+const IdParams = z.strictObject({ id: z.string().min(1).max(200) });
+const WaitQuery = z.strictObject({
+  wait: z.coerce.number().min(0).max(30).default(0).describe("Hold the response up to this many seconds until the action is needs_input or has ended."),
+});
+const actionResponses = {
+  200: { description: "The action has ended (succeeded, failed or canceled). A failed action is still a 200: read `status` and `error`.", schema: ActionJson },
+  202: { description: "The action has not ended yet (queued, running or needs_input).", schema: ActionJson },
+};
+
+/** 202 while the action has not ended, 200 once it has. */
+function respond(engine: Engine, action: ActionRecord): { status: number; body: unknown } {
+  return { status: isTerminal(action.status) ? 200 : 202, body: engine.present(action) };
+}
+
+function requestHash(body: unknown): string {
+  return createHash("sha256").update(JSON.stringify(body, Object.keys(flatten(body)).sort())).digest("hex");
+}
+
+/** Every key at every depth, so `JSON.stringify` with a sorted key list is canonical. */
+function flatten(value: unknown, keys: Record<string, true> = {}): Record<string, true> {
+  if (value && typeof value === "object") {
+    for (const [key, inner] of Object.entries(value)) {
+      keys[key] = true;
+      flatten(inner, keys);
+    }
+  }
+  return keys;
+}
+
+export const actionRoutes = [
+  defineRoute({
+    method: "post",
+    path: "/v1/actions",
+    tag: "actions",
+    summary: "Run an action",
+    description:
+      "Creates an action for an account. Params are validated first (a bad shape is a 422 and creates nothing). The price is held until the action ends. With `Idempotency-Key`, a retry of the same request returns the first response (`Idempotency-Replayed: true`).",
+    body: CreateActionInput,
+    query: WaitQuery,
+    headers: [{ name: "Idempotency-Key", description: "Up to 255 characters; the same key and body run the action once. Kept at least 24 hours." }],
+    responses: { ...actionResponses, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
+    async handle({ principal, body, query, headers, engine, signal }) {
+      const run = async (attach?: (actionId: string) => void): Promise<{ status: number; body: unknown }> => {
+        const action = engine.createAction(principal, body);
+        attach?.(action.id);
+        return respond(engine, await engine.waitFor(action.id, query.wait, signal));
+      };
+      const key = headers.get("idempotency-key");
+      if (key === null) return run();
+      if (key.length === 0 || key.length > 255) throw new AppError("invalid_request", "Idempotency-Key must be 1 to 255 characters.");
+      const response = await engine.runOnce(principal, key, requestHash(body), run);
+      const replayed: Record<string, string> = response.replayed ? { "Idempotency-Replayed": "true" } : {};
+      return { status: response.status, body: response.body, headers: replayed };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/actions",
+    tag: "actions",
+    summary: "List actions",
+    description: "Newest first. Filter by `account_id` and `status`; follow `next_cursor` for the next page.",
+    query: ListActionsQuery,
+    responses: { 200: { description: "A page of actions.", schema: listOf(ActionJson) }, ...errorResponses(401, 403, 404, 422, 429) },
+    handle({ principal, query, engine }) {
+      const page = engine.listActions(principal, query);
+      return { status: 200, body: { data: page.data.map((action) => engine.present(action)), ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) } };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/actions/{id}",
+    tag: "actions",
+    summary: "Get an action",
+    params: IdParams,
+    query: WaitQuery,
+    responses: { ...actionResponses, ...errorResponses(401, 403, 404, 422, 429) },
+    async handle({ principal, params, query, engine, signal }) {
+      const action = engine.getAction(principal, params.id);
+      return respond(engine, await engine.waitFor(action.id, query.wait, signal));
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/v1/actions/{id}/answer",
+    tag: "actions",
+    summary: "Answer a challenge",
+    description:
+      "Answers the challenge of an action at needs_input. Code kinds (two_factor_code, email_code, sms_code, other) only; device_approval and captcha are a 409 pointing at `sign_in_url`. A refused answer brings the action back to needs_input with a message; three refusals fail it with login_failed.",
+    params: IdParams,
+    query: WaitQuery,
+    body: AnswerInput,
+    responses: { ...actionResponses, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
+    async handle({ principal, params, query, body, engine, signal }) {
+      const action = engine.answer(principal, params.id, body.answer);
+      return respond(engine, await engine.waitFor(action.id, query.wait, signal));
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/v1/actions/{id}/cancel",
+    tag: "actions",
+    summary: "Cancel an action",
+    description: "Cancels a queued, running or needs_input action; its held credits are released. An action that has ended is a 409.",
+    params: IdParams,
+    responses: { 200: { description: "The canceled action.", schema: ActionJson }, ...errorResponses(401, 403, 404, 409, 429) },
+    handle({ principal, params, engine }) {
+      return { status: 200, body: engine.present(engine.cancel(principal, params.id)) };
+    },
+  }),
+];
+

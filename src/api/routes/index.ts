@@ -1,0 +1,7 @@
+import type { Route } from "../route.js";
+import { accountRoutes } from "./accounts.js";
+import { actionRoutes } from "./actions.js";
+import { creditRoutes } from "./credits.js";
+
+/** Every REST route; the adapter and the OpenAPI document both read this list. */
+export const ROUTES: readonly Route[] = [...accountRoutes, ...actionRoutes, ...creditRoutes];

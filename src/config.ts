@@ -1,0 +1,91 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const emptyAsUndefined = (value: unknown): unknown => (value === "" ? undefined : value);
+
+const masterKey = z
+  .string()
+  .transform((value, context) => {
+    const key = /^[0-9a-f]{64}$/i.test(value) ? Buffer.from(value, "hex") : Buffer.from(value, "base64");
+    if (key.length !== 32) {
+      context.addIssue({ code: "custom", message: "must be 32 bytes: 64 hex characters or 44 base64 characters (e.g. `openssl rand -hex 32`)" });
+      return z.NEVER;
+    }
+    return key;
+  })
+  .optional();
+
+/** Every environment variable the service reads (DESIGN §10), parsed once at start-up. */
+export const ConfigSchema = z.object({
+  ACTION_SERVICE_HOST: z.string().min(1).default("127.0.0.1"),
+  ACTION_SERVICE_PORT: port.default(8787),
+  ACTION_SERVICE_PUBLIC_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  ACTION_SERVICE_DATA_DIR: z.string().min(1).default("./data"),
+  ACTION_SERVICE_MASTER_KEY: z.preprocess(emptyAsUndefined, masterKey),
+  BROWSER_EXECUTABLE_PATH: z.preprocess(emptyAsUndefined, z.string().optional()),
+  BROWSER_WS_ENDPOINT: z.preprocess(emptyAsUndefined, z.url({ protocol: /^wss?$/ }).optional()),
+  SANDBOX_PORT: port.default(8788),
+  SANDBOX_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  ACTION_SERVICE_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
+  ACTION_SERVICE_FREE_CREDITS: z.coerce.number().int().min(0).max(1_000_000_000).default(100),
+  ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: z.coerce.number().int().min(1).max(256).default(8),
+  ACTION_SERVICE_IDLE_CONTEXT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+  ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  ACTION_SERVICE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+/** The parsed configuration, with derived URLs filled in. */
+export interface Config {
+  host: string;
+  port: number;
+  publicUrl: string;
+  dataDir: string;
+  masterKey: Buffer | undefined;
+  browserExecutablePath: string | undefined;
+  browserWsEndpoint: string | undefined;
+  sandboxPort: number;
+  sandboxUrl: string;
+  challengeTtlSeconds: number;
+  freeCredits: number;
+  maxConcurrentActions: number;
+  idleContextSeconds: number;
+  rateLimitPerMinute: number;
+  logLevel: string;
+}
+
+/** Thrown when the environment has a bad value; the message names each variable and what is wrong. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function loadConfig(environment: NodeJS.ProcessEnv): Config {
+  const parsed = ConfigSchema.safeParse(environment);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}=${JSON.stringify(environment[String(issue.path[0])] ?? "")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  const env = parsed.data;
+  return {
+    host: env.ACTION_SERVICE_HOST,
+    port: env.ACTION_SERVICE_PORT,
+    publicUrl: (env.ACTION_SERVICE_PUBLIC_URL ?? `http://${hostForUrl(env.ACTION_SERVICE_HOST)}:${env.ACTION_SERVICE_PORT}`).replace(/\/+$/, ""),
+    dataDir: resolve(env.ACTION_SERVICE_DATA_DIR),
+    masterKey: env.ACTION_SERVICE_MASTER_KEY,
+    browserExecutablePath: env.BROWSER_EXECUTABLE_PATH,
+    browserWsEndpoint: env.BROWSER_WS_ENDPOINT,
+    sandboxPort: env.SANDBOX_PORT,
+    sandboxUrl: (env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`).replace(/\/+$/, ""),
+    challengeTtlSeconds: env.ACTION_SERVICE_CHALLENGE_TTL_SECONDS,
+    freeCredits: env.ACTION_SERVICE_FREE_CREDITS,
+    maxConcurrentActions: env.ACTION_SERVICE_MAX_CONCURRENT_ACTIONS,
+    idleContextSeconds: env.ACTION_SERVICE_IDLE_CONTEXT_SECONDS,
+    rateLimitPerMinute: env.ACTION_SERVICE_RATE_LIMIT_PER_MINUTE,
+    logLevel: env.ACTION_SERVICE_LOG_LEVEL,
+  };
+}
+
+function hostForUrl(host: string): string {
+  if (host === "0.0.0.0" || host === "::") return "127.0.0.1";
+  return host.includes(":") ? `[${host}]` : host;
+}

@@ -1,0 +1,83 @@
+import { serve, type ServerType } from "@hono/node-server";
+import type { Hono } from "hono";
+import { join } from "node:path";
+import { createApp } from "./api/app.js";
+import type { Config } from "./config.js";
+import type { Clock } from "./engine/clock.js";
+import { Engine } from "./engine/engine.js";
+import type { ActionExecutor, PlatformInfo } from "./engine/executor.js";
+import type { IssuedKey } from "./engine/keys.js";
+import type { Logger } from "./engine/logger.js";
+import { Sealer, Store, loadMasterKey, openDatabase } from "./store/index.js";
+
+/** The parts a running service is made of; the CLI, the demo and tests compose them here. */
+export interface Service {
+  config: Config;
+  store: Store;
+  engine: Engine;
+  app: Hono;
+  /** The first admin key, when this start created the first workspace. */
+  firstKey: IssuedKey | undefined;
+  close(): Promise<void>;
+}
+
+export interface ServiceParts {
+  executor: ActionExecutor;
+  platforms: readonly PlatformInfo[];
+  logger: Logger;
+  clock?: Clock;
+  isReady?: () => boolean;
+  /** Extra surfaces on the HTTP app (MCP over HTTP, live browser). */
+  extend?: (app: Hono, engine: Engine) => void;
+}
+
+/** The one place that opens the database and builds the engine. */
+export function createService(config: Config, parts: ServiceParts): Service {
+  const store = new Store(openDatabase(join(config.dataDir, "action-service.db")), new Sealer(loadMasterKey(config.dataDir, config.masterKey)));
+  const engine = new Engine({
+    store,
+    executor: parts.executor,
+    platforms: parts.platforms,
+    publicUrl: config.publicUrl,
+    logger: parts.logger,
+    challengeTtlSeconds: config.challengeTtlSeconds,
+    maxConcurrent: config.maxConcurrentActions,
+    freeCredits: config.freeCredits,
+    ...(parts.clock ? { clock: parts.clock } : {}),
+  });
+  const firstKey = engine.bootstrap();
+  engine.start();
+  const app = createApp({
+    engine,
+    logger: parts.logger,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    ...(parts.clock ? { clock: parts.clock } : {}),
+    ...(parts.isReady ? { isReady: parts.isReady } : {}),
+    extend: (hono) => parts.extend?.(hono, engine),
+  });
+  return {
+    config,
+    store,
+    engine,
+    app,
+    firstKey,
+    async close() {
+      await engine.stop();
+      store.close();
+    },
+  };
+}
+
+/** Serves the app on the configured host and port; resolves once listening. */
+export function listen(app: Hono, host: string, port: number): Promise<{ server: ServerType; port: number; close(): Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, hostname: host, port }, (info) =>
+      resolve({
+        server,
+        port: info.port,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      }),
+    );
+    server.once("error", reject);
+  });
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config.js";
+
+describe("configuration", () => {
+  it("has the documented defaults", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      host: "127.0.0.1",
+      port: 8787,
+      publicUrl: "http://127.0.0.1:8787",
+      sandboxPort: 8788,
+      sandboxUrl: "http://127.0.0.1:8788",
+      challengeTtlSeconds: 600,
+      freeCredits: 100,
+      masterKey: undefined,
+    });
+    expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it("derives the sandbox URL from SANDBOX_PORT and accepts a hex master key", () => {
+    const config = loadConfig({ SANDBOX_PORT: "9000", ACTION_SERVICE_MASTER_KEY: "ab".repeat(32), ACTION_SERVICE_PUBLIC_URL: "https://actions.example.com/" });
+    expect(config.sandboxUrl).toBe("http://127.0.0.1:9000");
+    expect(config.masterKey).toHaveLength(32);
+    expect(config.publicUrl).toBe("https://actions.example.com");
+  });
+
+  it.each([
+    ["ACTION_SERVICE_PORT", "eighty"],
+    ["ACTION_SERVICE_PORT", "70000"],
+    ["ACTION_SERVICE_MASTER_KEY", "too-short"],
+    ["ACTION_SERVICE_PUBLIC_URL", "not a url"],
+    ["BROWSER_WS_ENDPOINT", "http://example.com"],
+    ["ACTION_SERVICE_CHALLENGE_TTL_SECONDS", "0"],
+    ["ACTION_SERVICE_FREE_CREDITS", "-5"],
+    ["SANDBOX_URL", "ftp://x"],
+  ])("refuses %s=%s with a message naming the variable", (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));
+  });
+});

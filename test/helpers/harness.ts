@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { Hono } from "hono";
+import { createApp, type AppOptions } from "../../src/api/app.js";
+import type { KeyRole } from "../../src/domain/keys.js";
+import { Engine, type EngineOptions } from "../../src/engine/engine.js";
+import type { ActionExecutor } from "../../src/engine/executor.js";
+import { Sealer, Store, openDatabase } from "../../src/store/index.js";
+import { FakeClock } from "./clock.js";
+import { SCRIPTED_PLATFORM, ScriptedExecutor } from "./scripted-executor.js";
+
+export interface Harness {
+  dir: string;
+  dbFile: string;
+  masterKey: Buffer;
+  clock: FakeClock;
+  store: Store;
+  engine: Engine;
+  executor: ActionExecutor;
+  app: Hono;
+  /** The first workspace's admin key. */
+  adminKey: string;
+  workspaceId: string;
+  request(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>;
+  key(role: KeyRole, options?: { accountIds?: string[]; workspace?: string }): string;
+  /** Stops the engine and closes the database, keeping the file (for restart tests). */
+  stop(): Promise<void>;
+  /** Removes the data dir. */
+  destroy(): Promise<void>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  raw: string;
+  json: any;
+}
+
+export interface HarnessOptions {
+  executor?: ActionExecutor;
+  engine?: Partial<EngineOptions>;
+  app?: Partial<AppOptions>;
+  dir?: string;
+  masterKey?: Buffer;
+  clock?: FakeClock;
+  /** Skips creating the first workspace (for restart tests reusing a data dir). */
+  adminKey?: string;
+}
+
+/** A real SQLite file in a temp dir, the real engine and the real Hono app; only the platform is scripted. */
+export function createHarness(options: HarnessOptions = {}): Harness {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), "action-service-test-"));
+  const dbFile = join(dir, "action-service.db");
+  const masterKey = options.masterKey ?? randomBytes(32);
+  const clock = options.clock ?? new FakeClock();
+  const store = new Store(openDatabase(dbFile), new Sealer(masterKey));
+  const executor = options.executor ?? new ScriptedExecutor();
+  const engine = new Engine({
+    store,
+    executor,
+    platforms: [SCRIPTED_PLATFORM],
+    publicUrl: "http://127.0.0.1:8787",
+    clock,
+    challengeTtlSeconds: 600,
+    sweepIntervalMs: 20,
+    ...options.engine,
+  });
+  const adminKey = options.adminKey ?? engine.bootstrap()!.key;
+  engine.start();
+  const app = createApp({ engine, clock, ...options.app });
+  const workspaceId = engine.authenticate(adminKey)!.workspaceId;
+  return {
+    dir,
+    dbFile,
+    masterKey,
+    clock,
+    store,
+    engine,
+    executor,
+    app,
+    adminKey,
+    workspaceId,
+    async request(method, path, { key = adminKey, body, rawBody, headers = {} } = {}) {
+      const response = await app.request(path, {
+        method,
+        headers: { ...(key === null ? {} : { authorization: `Bearer ${key}` }), ...(body !== undefined || rawBody !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+        ...(rawBody !== undefined ? { body: rawBody } : body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const raw = await response.text();
+      let json: unknown;
+      try {
+        json = raw ? JSON.parse(raw) : undefined;
+      } catch {
+        json = undefined;
+      }
+      return { status: response.status, headers: response.headers, raw, json };
+    },
+    key(role, { accountIds, workspace } = {}) {
+      return engine.issueKey({ role, accountIds, workspaceName: workspace }).key;
+    },
+    async stop() {
+      await engine.stop();
+      store.close();
+    },
+    async destroy() {
+      await engine.stop().catch(() => undefined);
+      if (store.db.open) store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadMasterKey, openDatabase } from "../../src/store/index.js";
+
+let dir: string;
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("database", () => {
+  it("opens with WAL, synchronous NORMAL and foreign keys, and applies migrations once", () => {
+    dir = mkdtempSync(join(tmpdir(), "as-db-"));
+    const file = join(dir, "nested", "a.db");
+    const db = openDatabase(file);
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(db.pragma("synchronous", { simple: true })).toBe(1);
+    expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+    expect(tables).toEqual(expect.arrayContaining(["accounts", "actions", "api_keys", "challenges", "credit_ledger", "idempotency_keys", "workspaces"]));
+    db.close();
+    const again = openDatabase(file);
+    expect(again.prepare("SELECT count(*) FROM schema_migrations").pluck().get()).toBe(1);
+    expect(() => again.prepare("INSERT INTO accounts (id, workspace_id, platform, username, created_at, updated_at) VALUES ('a', 'missing', 'p', 'u', 't', 't')").run()).toThrow(
+      /FOREIGN KEY/,
+    );
+    expect(() => again.prepare("INSERT INTO workspaces (id, name, balance, created_at) VALUES ('w', 'n', -1, 't')").run()).toThrow(/CHECK/);
+    again.close();
+  });
+
+  it("creates a master key file with mode 0600 once, and prefers the configured key", () => {
+    dir = mkdtempSync(join(tmpdir(), "as-key-"));
+    const key = loadMasterKey(dir, undefined);
+    expect(key).toHaveLength(32);
+    expect(statSync(join(dir, "master.key")).mode & 0o777).toBe(0o600);
+    expect(loadMasterKey(dir, undefined).equals(key)).toBe(true);
+    const configured = Buffer.alloc(32, 7);
+    expect(loadMasterKey(dir, configured)).toBe(configured);
+  });
+});
