@@ -29,6 +29,11 @@ export interface ServiceParts {
   isReady?: () => boolean;
   /** Extra surfaces on the HTTP app (MCP over HTTP, live browser). */
   extend?: (app: Hono, engine: Engine) => void;
+  /**
+   * false: open the store without starting the engine (no first workspace, no restart
+   * recovery), for commands that run beside a live server such as `keys create`.
+   */
+  start?: boolean;
 }
 
 /** The one place that opens the database and builds the engine. */
@@ -45,8 +50,9 @@ export function createService(config: Config, parts: ServiceParts): Service {
     freeCredits: config.freeCredits,
     ...(parts.clock ? { clock: parts.clock } : {}),
   });
-  const firstKey = engine.bootstrap();
-  engine.start();
+  const starting = parts.start ?? true;
+  const firstKey = starting ? engine.bootstrap() : undefined;
+  if (starting) engine.start();
   const app = createApp({
     engine,
     logger: parts.logger,

@@ -8,7 +8,6 @@ import type { Engine } from "../engine/engine.js";
 import { silentLogger, type Logger } from "../engine/logger.js";
 import { buildOpenApi } from "./openapi.js";
 import { RateLimiter } from "./rate-limit.js";
-import type { Route } from "./route.js";
 import { ROUTES } from "./routes/index.js";
 
 export interface AppOptions {

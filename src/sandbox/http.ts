@@ -18,6 +18,8 @@ export type SandboxEnv = {
     skin: Skin;
     session: Session;
     viewer: User | undefined;
+    /** The browser sent a session cookie whose session is gone (signed out elsewhere, expired). */
+    sessionEnded: boolean;
     /** The string fields of a POSTed form (CSRF already checked). */
     form: Record<string, string>;
   };
@@ -45,7 +47,9 @@ export function setSessionCookie(c: Context, session: Session): void {
 export function sessionMiddleware(deps: SandboxDeps): MiddlewareHandler<SandboxEnv> {
   return async (c, next) => {
     c.set("skin", skinFor(deps.state.settings.redesign));
-    let session = deps.sessions.get(getCookie(c, SESSION_COOKIE));
+    const cookie = getCookie(c, SESSION_COOKIE);
+    let session = deps.sessions.get(cookie);
+    c.set("sessionEnded", cookie !== undefined && session === undefined);
     if (!session) {
       session = deps.sessions.createAnonymous();
       setSessionCookie(c, session);
@@ -79,7 +83,11 @@ export function formMiddleware(): MiddlewareHandler<SandboxEnv> {
     const form: Record<string, string> = {};
     for (const [key, value] of Object.entries(body)) if (typeof value === "string") form[key] = value;
     const token = form["_csrf"];
-    if (token === undefined || !sameToken(token, c.var.session.csrf)) return errorPage(c, 403);
+    if (token === undefined || !sameToken(token, c.var.session.csrf)) {
+      // A form from a page loaded before the session ended: send the person to sign in again.
+      if (c.var.sessionEnded && token !== undefined) return toSignIn(c);
+      return errorPage(c, 403);
+    }
     c.set("form", form);
     return next();
   };
@@ -126,10 +134,15 @@ export function formError(message: string | undefined): SafeHtml {
   return alert(message);
 }
 
+export const SESSION_ENDED_TEXT = "Your session has ended. Sign in again.";
+
 /** Redirects to sign-in (remembering where the person was going) unless someone is signed in. */
 export function requireViewer(c: Ctx): User | Response {
-  const viewer = c.var.viewer;
-  if (viewer) return viewer;
+  return c.var.viewer ?? toSignIn(c);
+}
+
+function toSignIn(c: Ctx): Response {
+  if (c.var.sessionEnded) c.var.session.flash = { tone: "error", text: SESSION_ENDED_TEXT };
   if (c.req.method !== "GET") return c.redirect(c.var.skin.paths.signIn, 303);
   const url = new URL(c.req.url);
   const next = encodeURIComponent(url.pathname + url.search);

@@ -38,6 +38,8 @@ export interface Skin {
     composer: string;
     postButton: string;
     postCreated: string;
+    postHeading: string;
+    personPosts: string;
     navHome: string;
     navMessages: string;
     navProfile: string;
@@ -80,6 +82,8 @@ export const CLASSIC: Skin = {
     composer: "What's on your mind?",
     postButton: "Post",
     postCreated: "Your post is live.",
+    postHeading: "Post by",
+    personPosts: "Posts",
     navHome: "Feed",
     navMessages: "Messages",
     navProfile: "Profile",
@@ -122,6 +126,8 @@ export const REDESIGN: Skin = {
     composer: "Share an update",
     postButton: "Publish",
     postCreated: "Update published.",
+    postHeading: "Update from",
+    personPosts: "Recent updates",
     navHome: "Home",
     navMessages: "Inbox",
     navProfile: "Me",

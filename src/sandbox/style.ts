@@ -23,6 +23,7 @@ button.secondary{background:#e4e6eb;color:#1c1e21}
 .card{background:#fff;border-radius:10px;box-shadow:0 1px 3px rgba(0,0,0,.12);padding:16px 18px;margin-bottom:14px}
 .narrow{max-width:400px;margin:30px auto}
 label{display:block;font-weight:600;margin:10px 0 4px}
+form>label:first-of-type{margin-top:0}
 label.check{display:flex;align-items:center;gap:8px;font-weight:400}
 input[type=text],input[type=password],input:not([type]),textarea{width:100%;font:inherit;padding:9px 11px;border:1px solid #ccd0d5;border-radius:6px;background:#fff}
 textarea{resize:vertical;min-height:72px}
@@ -44,6 +45,9 @@ textarea{resize:vertical;min-height:72px}
 .messages{list-style:none;padding:0;margin:0 0 14px}
 .message{background:#f0f2f5;border-radius:12px;padding:8px 12px;margin:8px 0;max-width:85%}
 .message.mine{background:#e7f0fd;margin-left:auto}
+.prompt{background:#1b5fd1;color:#fff;border-radius:8px;padding:12px 14px;margin:0 0 4px}
+.prompt strong{display:block;font-size:22px}
+.redesign .prompt{background:#1f7a4d}
 .grid{display:grid;grid-template-columns:repeat(3,1fr);gap:8px;margin:12px 0}
 .tile{display:flex;flex-direction:column;align-items:center;gap:2px;padding:14px 4px;background:#f5f6f7;color:#1c1e21;border:2px solid #dadde1;border-radius:8px}
 .tile:hover{background:#eceef1}
@@ -67,6 +71,7 @@ body.redesign{background:#f7f7f2;color:#20231f}
 .redesign button:hover{background:#18603c}
 .redesign button.ghost{background:transparent;color:#c9f2dc;border:1px solid #3d6b53;width:100%}
 .redesign .panel{background:#fff;border:1px solid #e2e2d8;border-radius:14px;padding:18px 20px;margin-bottom:14px}
+.redesign .panel>h2:first-child{margin-top:0}
 .redesign .entry{border-bottom:1px solid #e9e9df;padding:12px 0}
 .redesign .entry-meta{font-size:13px;color:#6a6d66}
 .redesign .button{background:#e3f4ea;color:#1f7a4d;border-radius:20px}

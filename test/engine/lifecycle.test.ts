@@ -179,7 +179,7 @@ describe("action lifecycle", () => {
     });
     const { h, accountId } = await setup(executor);
     const other = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "dave" } })).json.id;
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       for (const account of [accountId, other]) {
         ids.push((await h.request("POST", "/v1/actions", { body: { account_id: account, type: "post", params: { text: `t${i}` } } })).json.id);

@@ -53,7 +53,7 @@ export function challengeIntro(user: User, pending: PendingSignIn): { heading: s
     case "device":
       return { heading: "Check your other device", intro: "We sent a sign-in request to your other device. Approve it there to continue." };
     case "captcha":
-      return { heading: "Let's make sure you're a person", intro: `Select all tiles showing a ${pending.captcha?.word ?? ""}.` };
+      return { heading: "Let's make sure you're a person", intro: `Select all tiles showing a ${pending.captcha?.word ?? ""}` };
     case "checkpoint":
       return { heading: "Your account has been restricted", intro: "We restricted your account. We noticed activity on it that doesn't follow our rules, so you can't use Sandbox Social for now." };
   }
@@ -131,9 +131,13 @@ export function challengeBody(view: ChallengeView): SafeHtml {
     : kind === "captcha" ? captchaForm(view)
     : kind === "checkpoint" ? checkpointBody(view)
     : codeForm(view);
+  const word = view.pending.captcha?.word;
+  const introLine = kind === "captcha" && word
+    ? html`<p class="prompt">Select all tiles showing a <strong>${word}</strong></p>`
+    : html`<p>${intro}</p>`;
   return html`<section class="card panel narrow challenge">
     <h1>${heading}</h1>
-    <p>${intro}</p>
+    ${introLine}
     ${alert(view.error)}
     ${view.notice ? html`<p class="alert notice" role="status">${view.notice}</p>` : ""}
     ${form}

@@ -1,0 +1,41 @@
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+/** Layers (DESIGN §2): what each folder must not import. */
+const LAYER_RULES = [
+  { folder: "src/domain", forbidden: ["../store/*", "../engine/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "../sandbox/*", "playwright", "better-sqlite3", "hono"] },
+  { folder: "src/store", forbidden: ["../engine/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "playwright", "hono"] },
+  { folder: "src/engine", forbidden: ["../browser/*", "../platforms/*", "../api/*", "../mcp/*", "playwright", "hono"] },
+  { folder: "src/api", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "playwright", "better-sqlite3"] },
+  { folder: "src/mcp", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "playwright", "better-sqlite3"] },
+  { folder: "src/platforms", forbidden: ["../../store/*", "../../api/*", "../../mcp/*", "better-sqlite3", "hono"] },
+  { folder: "src/sandbox", forbidden: ["../store/*", "../engine/*", "../api/*", "../mcp/*", "../browser/*", "better-sqlite3"] },
+];
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", "scratch/", "test-artifacts/", "data/"] },
+  js.configs.recommended,
+  { files: ["**/*.js", "**/*.mjs"], languageOptions: { globals: { process: "readonly", console: "readonly" } } },
+  ...tseslint.configs.recommended,
+  {
+    files: ["**/*.ts"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: false }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" }],
+      "@typescript-eslint/no-explicit-any": "off",
+      "@typescript-eslint/no-non-null-assertion": "off",
+    },
+  },
+  ...LAYER_RULES.map(({ folder, forbidden }) => ({
+    files: [`${folder}/**/*.ts`],
+    rules: {
+      // Types may cross layers (a record's shape); code may not.
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        { patterns: forbidden.map((group) => ({ group: [group], allowTypeImports: true, message: `${folder} must not import this (DESIGN §2 layers).` })) },
+      ],
+    },
+  })),
+);

@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// One-command setup on a fresh machine: dependencies, a Chromium, a build.
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+
+const log = (message) => console.log(`[setup] ${message}`);
+const run = (command, args, options = {}) => {
+  log(`$ ${command} ${args.join(" ")}`);
+  const result = spawnSync(command, args, { stdio: "inherit", ...options });
+  if (result.status !== 0) {
+    console.error(`[setup] ${command} failed with exit code ${result.status}`);
+    process.exit(result.status ?? 1);
+  }
+};
+
+const [major, minor] = process.versions.node.split(".").map(Number);
+if (major < 20 || (major === 20 && minor < 19)) {
+  console.error(`[setup] Node ${process.versions.node} is too old: action-service needs Node 20.19 or newer.`);
+  process.exit(1);
+}
+
+if (!existsSync("node_modules/.package-lock.json") || process.env.SETUP_FORCE_INSTALL) {
+  run("npm", [existsSync("package-lock.json") ? "ci" : "install", "--no-audit", "--no-fund"]);
+}
+
+const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"];
+
+function findChromium() {
+  const explicit = process.env.BROWSER_EXECUTABLE_PATH;
+  if (explicit) return existsSync(explicit) ? explicit : undefined;
+  try {
+    const bundled = execFileSync(process.execPath, ["-e", "process.stdout.write(require('playwright').chromium.executablePath())"], { encoding: "utf8" });
+    if (bundled && existsSync(bundled)) return bundled;
+  } catch {
+    // No Playwright download: fall through to a system browser.
+  }
+  return CANDIDATES.find((path) => existsSync(path));
+}
+
+let chromium = findChromium();
+if (!chromium && !process.env.BROWSER_WS_ENDPOINT) {
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (isRoot && existsSync("/usr/bin/apt-get")) {
+    log("No Chromium found: installing Debian's chromium package.");
+    run("apt-get", ["update", "-qq"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+    run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "chromium", "fonts-liberation"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+    chromium = findChromium();
+  }
+  if (!chromium) {
+    console.error(
+      [
+        "[setup] No Chromium found. Install one, then run `npm run setup` again:",
+        "  Debian/Ubuntu:  sudo apt-get install -y chromium",
+        "  any system:     npx playwright install chromium",
+        "  or point BROWSER_EXECUTABLE_PATH at a Chrome/Chromium binary, or BROWSER_WS_ENDPOINT at a Playwright server.",
+      ].join("\n"),
+    );
+    process.exit(1);
+  }
+}
+log(chromium ? `Chromium: ${chromium}` : `Remote browser: ${process.env.BROWSER_WS_ENDPOINT}`);
+
+run("npm", ["run", "build"]);
+log("Done. Start with `npm start`; run the tests with `npm test`.");

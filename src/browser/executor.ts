@@ -1,0 +1,107 @@
+import { EventEmitter } from "node:events";
+import { errors, type Page } from "playwright";
+import { ActionFailure } from "../domain/errors.js";
+import type { ActionExecutor, ExecutionContext } from "../engine/executor.js";
+import type { Driver, DriverContext } from "../platforms/driver.js";
+import type { BrowserPool } from "./pool.js";
+import { settle } from "./settle.js";
+
+export interface BrowserExecutorOptions {
+  pool: BrowserPool;
+  drivers: readonly Driver[];
+  /** Where each platform lives, by platform name (e.g. the sandbox's URL). */
+  baseUrls: Readonly<Record<string, string>>;
+}
+
+/**
+ * Runs actions in the account's browser context: restores its session, opens a page,
+ * lets the driver work, saves the session back (sealed by the store) and closes the
+ * page. Errors become seed codes here, never from an exception's text.
+ */
+export class BrowserExecutor implements ActionExecutor {
+  /** Pages of running actions, by action id, for the live view. */
+  readonly pages = new Map<string, Page>();
+  readonly events = new EventEmitter<{ page: [actionId: string, page: Page | undefined] }>();
+
+  constructor(private readonly options: BrowserExecutorOptions) {}
+
+  async execute(execution: ExecutionContext): Promise<Record<string, unknown>> {
+    const { action, account } = execution;
+    const driver = this.options.drivers.find((candidate) => candidate.platform.name === action.platform);
+    const handler = driver?.actions[action.type];
+    if (!driver || !handler) throw new ActionFailure("unsupported", `The ${action.platform} platform has no ${action.type} action.`);
+    const { pool } = this.options;
+    const saved = execution.loadSession();
+    const context = await pool.acquire(account.id, () => saved);
+    let page: Page | undefined;
+    const closePage = (): void => void page?.close().catch(() => undefined);
+    execution.signal.addEventListener("abort", closePage, { once: true });
+    try {
+      page = await context.newPage();
+      this.pages.set(action.id, page);
+      this.events.emit("page", action.id, page);
+      const driverContext = this.#driverContext(execution, driver, page, saved !== undefined);
+      await driver.ensureSignedIn(driverContext);
+      const result = await handler(driverContext);
+      execution.saveSession(JSON.stringify(await context.storageState()));
+      return result;
+    } catch (error) {
+      if (execution.signal.aborted) throw execution.signal.reason;
+      if (error instanceof ActionFailure) {
+        await this.#saveQuietly(execution, context);
+        throw error;
+      }
+      if (error instanceof errors.TimeoutError) {
+        throw new ActionFailure("ui_changed", "The page did not respond as the driver expects.");
+      }
+      execution.logger.warn({ err: error }, "browser failed during the action");
+      throw new ActionFailure("browser_error", "The browser failed while running the action.");
+    } finally {
+      execution.signal.removeEventListener("abort", closePage);
+      this.pages.delete(action.id);
+      this.events.emit("page", action.id, undefined);
+      closePage();
+      pool.release(account.id);
+    }
+  }
+
+  /** A failed action may still have signed in: keep what the browser holds. */
+  async #saveQuietly(execution: ExecutionContext, context: { storageState(): Promise<unknown> }): Promise<void> {
+    try {
+      execution.saveSession(JSON.stringify(await context.storageState()));
+    } catch {
+      // The browser is gone; the previous session stays.
+    }
+  }
+
+  #driverContext(execution: ExecutionContext, driver: Driver, page: Page, hadSession: boolean): DriverContext {
+    const baseUrl = this.options.baseUrls[driver.platform.name];
+    if (!baseUrl) throw new ActionFailure("browser_error", `No address is configured for the ${driver.platform.name} platform.`);
+    return {
+      page,
+      baseUrl,
+      type: execution.action.type,
+      username: execution.account.username,
+      params: execution.action.params,
+      hadSession,
+      signal: execution.signal,
+      clock: execution.clock,
+      logger: execution.logger,
+      secrets: execution.secrets,
+      challenge: execution.challenge,
+      refuseAnswer: execution.refuseAnswer,
+      claimTotpStep: execution.claimTotpStep,
+      markConnected: execution.markConnected,
+      markSignedOut: execution.markSignedOut,
+      settle: (states, options) => settle(page, states, driver.failures, options?.timeoutMs),
+    };
+  }
+
+  async forgetAccount(accountId: string): Promise<void> {
+    await this.options.pool.forget(accountId);
+  }
+
+  async close(): Promise<void> {
+    await this.options.pool.close();
+  }
+}

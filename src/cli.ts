@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig, type Config } from "./config.js";
+import { KEY_ROLES, type KeyRole } from "./domain/keys.js";
+import { createLogger } from "./engine/logger.js";
+
+const USAGE = `Usage: action-service <command>
+
+  serve [--sandbox]        REST API, MCP over HTTP (/mcp) and live links (+ the sandbox platform)
+  mcp                      MCP over stdio, for Claude Desktop and local agents
+  sandbox                  the sandbox platform alone
+  demo                     a narrated end-to-end run against the sandbox
+  keys create [--role admin|operator|read_only] [--accounts ID,…] [--workspace NAME]
+                           prints a new API key once
+
+Configuration is read from the environment (see README: ACTION_SERVICE_*, BROWSER_*, SANDBOX_*).`;
+
+function config(): Config {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+/** Stops cleanly on Ctrl-C or a termination signal. */
+function onShutdown(close: () => Promise<void>): void {
+  let closing = false;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.on(signal, () => {
+      if (closing) process.exit(1);
+      closing = true;
+      close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
+}
+
+async function serve(args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { sandbox: { type: "boolean", default: false } } });
+  const settings = config();
+  const logger = createLogger(settings.logLevel);
+  const { startServer } = await import("./server.js");
+  const { mountSurfaces } = await import("./surfaces.js");
+  const server = await startServer(settings, { logger, sandbox: values.sandbox, extend: mountSurfaces(settings, logger) });
+  onShutdown(() => server.close());
+  console.log(`action-service listening on ${server.url} (REST /v1, MCP /mcp, OpenAPI /v1/openapi.json)`);
+  if (server.sandbox) console.log(`sandbox platform on ${server.sandbox.url}`);
+  if (server.service.firstKey) {
+    console.log("First start: created a workspace and its admin API key. It is shown only this once; keep it safe:");
+    console.log(server.service.firstKey.key);
+  }
+}
+
+async function keys(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== "create") throw new UsageError(`Unknown keys command "${sub ?? ""}".`);
+  const { values } = parseArgs({ args: rest, options: { role: { type: "string", default: "admin" }, accounts: { type: "string" }, workspace: { type: "string" } } });
+  if (!KEY_ROLES.includes(values.role as KeyRole)) throw new UsageError(`--role must be one of ${KEY_ROLES.join(", ")}.`);
+  const settings = config();
+  const { createService } = await import("./main.js");
+  const { silentLogger } = await import("./engine/logger.js");
+  const { DRIVERS } = await import("./platforms/index.js");
+  const service = createService(settings, {
+    executor: { execute: () => Promise.reject(new Error("keys create runs no action")) },
+    platforms: DRIVERS.map((driver) => driver.platform),
+    logger: silentLogger,
+    start: false,
+  });
+  try {
+    const accountIds = values.accounts?.split(",").map((id) => id.trim()).filter(Boolean);
+    const issued = service.engine.issueKey({ role: values.role as KeyRole, accountIds, workspaceName: values.workspace });
+    console.log(`Created a ${issued.role} key for workspace "${issued.workspace.name}"${accountIds ? ` limited to ${accountIds.join(", ")}` : ""}. It is shown only this once:`);
+    console.log(issued.key);
+  } finally {
+    service.store.close();
+  }
+}
+
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...args] = argv;
+  switch (command) {
+    case "serve":
+      return serve(args);
+    case "mcp":
+      return (await import("./commands/mcp.js")).runMcp(config());
+    case "sandbox": {
+      const settings = config();
+      const { startSandbox } = await import("./sandbox/index.js");
+      const sandbox = await startSandbox({ port: settings.sandboxPort });
+      onShutdown(() => sandbox.close());
+      console.log(`sandbox platform on ${sandbox.url}`);
+      return;
+    }
+    case "demo":
+      return (await import("./commands/demo.js")).runDemo(config());
+    case "keys":
+      return keys(args);
+    case undefined:
+    case "help":
+    case "--help":
+    case "-h":
+      console.log(USAGE);
+      return;
+    default:
+      throw new UsageError(`Unknown command "${command}".`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError || (error instanceof Error && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))) {
+    console.error(`${error.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});

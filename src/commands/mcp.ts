@@ -1,0 +1,23 @@
+import type { Config } from "../config.js";
+import { createLogger } from "../engine/logger.js";
+import { runStdioServer } from "../mcp/stdio.js";
+import { startServer } from "../server.js";
+import { mountSurfaces } from "../surfaces.js";
+
+/**
+ * `action-service mcp`: MCP over stdio for the local owner (no key). stdout carries only
+ * JSON-RPC; logs go to stderr. Live-browser links are still served on 127.0.0.1.
+ */
+export async function runMcp(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel === "info" ? "warn" : config.logLevel);
+  const local = { ...config, host: "127.0.0.1" };
+  const server = await startServer(local, { logger, extend: mountSurfaces(local, logger) }).catch(async (error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    logger.warn(`port ${config.port} is in use: live-browser links will not be served by this process`);
+    return startServer(local, { logger, listen: false });
+  });
+  const engine = server.service.engine;
+  const stdio = await runStdioServer({ engine, principal: engine.ownerPrincipal(), logger });
+  await stdio.closed;
+  await server.close();
+}

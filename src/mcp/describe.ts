@@ -1,0 +1,68 @@
+import { HOW_TO_ANSWER, isAnswerableByApi } from "../domain/challenges.js";
+import { ACTION_ERRORS, type ActionErrorCode } from "../domain/errors.js";
+import type { PublicAccount, PublicAction } from "../domain/public.js";
+
+/** The seed's recommended client response, with the MCP tool that carries it out where it names a REST step. */
+const OVER_MCP: Partial<Record<ActionErrorCode, string>> = {
+  signed_out: "Over MCP: run_action with type connect, or open a sign-in link.",
+  login_failed: "Over MCP: fix them with update_account, then run_action with type connect.",
+  challenge_timeout: "Over MCP: run_action again, then answer_challenge before expires_at.",
+  browser_unavailable: "Over MCP: call run_action again with the same idempotency_key.",
+};
+
+/** The short readable summary of an action that goes next to its JSON in a tool result. */
+export function describeAction(action: PublicAction): string {
+  const what = `Action ${action.id} (${action.type} on ${action.platform}, account ${action.account_id})`;
+  switch (action.status) {
+    case "queued":
+    case "running":
+      return `${what} is ${action.status}. It has not finished: call get_action with action_id "${action.id}" to wait for it.`;
+    case "needs_input":
+      return [`${what} is needs_input: it waits for an answer to a sign-in challenge.`, ...describeChallenge(action)].join("\n");
+    case "succeeded":
+      return `${what} succeeded (cost ${action.cost} credits).\nResult: ${JSON.stringify(action.result ?? {})}`;
+    case "failed": {
+      const error = action.error;
+      if (!error) return `${what} failed (cost ${action.cost} credits).`;
+      const hint = OVER_MCP[error.code];
+      return [
+        `${what} failed with ${error.code}: ${error.message}`,
+        `Recommended: ${ACTION_ERRORS[error.code].advice}${hint ? ` ${hint}` : ""}`,
+        `Cost: ${action.cost} credits.`,
+      ].join("\n");
+    }
+    case "canceled":
+      return `${what} was canceled; it will not run further (cost ${action.cost} credits).`;
+  }
+}
+
+function describeChallenge(action: PublicAction): string[] {
+  const challenge = action.challenge;
+  if (!challenge) return [`Call get_action with action_id "${action.id}" to read the challenge.`];
+  const howTo = isAnswerableByApi(challenge.kind)
+    ? `${HOW_TO_ANSWER[challenge.kind]} Call answer_challenge with action_id "${action.id}" and the answer.`
+    : `${HOW_TO_ANSWER[challenge.kind]} This kind cannot be answered with answer_challenge; once it is done on the page, call get_action with action_id "${action.id}".`;
+  return [
+    `Challenge (${challenge.kind}): ${challenge.message}`,
+    `How to answer: ${howTo}`,
+    `Live browser (sign_in_url, no login needed, valid 30 minutes): ${challenge.sign_in_url}`,
+    `Deadline: ${challenge.expires_at}; after it the action fails with challenge_timeout.`,
+  ];
+}
+
+/** One line per account; never a secret, only whether one is stored. */
+export function describeAccount(account: PublicAccount): string {
+  const secrets = [account.has_password ? "password stored" : "no password", account.has_totp_secret ? "TOTP secret stored" : "no TOTP secret"];
+  const profile = account.profile ? `, signs in as ${account.profile.handle} (${account.profile.name})` : "";
+  return `Account ${account.id}: ${account.username} on ${account.platform}, ${account.status}${profile}; ${secrets.join(", ")}.`;
+}
+
+export function describeActionList(actions: readonly PublicAction[], nextCursor: string | undefined): string {
+  if (actions.length === 0) return "No actions match.";
+  const lines = actions.map((action) => {
+    const detail = action.error ? ` (${action.error.code})` : action.challenge ? ` (${action.challenge.kind} challenge)` : "";
+    return `- ${action.id}: ${action.type} on account ${action.account_id}, ${action.status}${detail}, created ${action.created_at}`;
+  });
+  if (nextCursor) lines.push(`More: call list_actions with cursor "${nextCursor}".`);
+  return lines.join("\n");
+}

@@ -1,0 +1,82 @@
+import { randomUUID } from "node:crypto";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { HOW_TO_ANSWER } from "../domain/challenges.js";
+import type { Principal } from "../domain/keys.js";
+import type { PublicAction } from "../domain/public.js";
+import type { Engine } from "../engine/engine.js";
+import type { Logger } from "../engine/logger.js";
+
+interface OpenElicitation {
+  elicitationId: string;
+  signInUrl: string;
+  /** Stops the elicitation request if the client has not answered it when the challenge ends. */
+  pending: AbortController;
+}
+
+/** How long a client may take to show the URL elicitation; a challenge's default deadline. */
+const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
+
+/**
+ * Offers challenges as URL-mode elicitations to clients that declare
+ * `elicitation.url`, and tells them (`notifications/elicitation/complete`) once the
+ * action leaves needs_input. The tool result carries the challenge either way.
+ */
+export class ChallengeElicitor {
+  readonly #open = new Map<string, OpenElicitation>();
+  readonly #unsubscribe: () => void;
+
+  constructor(
+    private readonly server: Server,
+    private readonly engine: Engine,
+    private readonly principal: Principal,
+    private readonly logger: Logger,
+  ) {
+    this.#unsubscribe = engine.onChange((action) => {
+      const open = this.#open.get(action.id);
+      if (!open || action.status === "needs_input") return;
+      this.#open.delete(action.id);
+      open.pending.abort(new Error("the challenge has ended"));
+      server.createElicitationCompletionNotifier(open.elicitationId)().catch((error: unknown) => {
+        this.logger.debug({ err: error, action_id: action.id }, "elicitation completion not sent");
+      });
+    });
+  }
+
+  /** Whether the connected client declared URL-mode elicitation. */
+  get supported(): boolean {
+    return Boolean(this.server.getClientCapabilities()?.elicitation?.url);
+  }
+
+  /**
+   * Offers the challenge of an action at needs_input, once per challenge link, on the
+   * stream of the tool call that found it. Never waits for the client's answer, and a
+   * decline changes nothing: the tool result still carries the challenge.
+   */
+  offer(action: PublicAction, relatedRequestId: RequestId): void {
+    const challenge = action.challenge;
+    if (!this.supported || action.status !== "needs_input" || !challenge) return;
+    if (this.#open.get(action.id)?.signInUrl === challenge.sign_in_url) return;
+    // The snapshot may be stale by now; offer only a challenge that is still open.
+    if (this.engine.getAction(this.principal, action.id).status !== "needs_input") return;
+    const open: OpenElicitation = { elicitationId: randomUUID(), signInUrl: challenge.sign_in_url, pending: new AbortController() };
+    this.#open.get(action.id)?.pending.abort(new Error("superseded"));
+    this.#open.set(action.id, open);
+    const message = `The ${action.platform} sign-in for action ${action.id} (${action.type}) needs you: ${challenge.message} ${HOW_TO_ANSWER[challenge.kind]} Answer before ${challenge.expires_at}.`;
+    this.server
+      .elicitInput(
+        { mode: "url", elicitationId: open.elicitationId, url: challenge.sign_in_url, message },
+        { relatedRequestId, signal: open.pending.signal, timeout: ELICITATION_TIMEOUT_MS },
+      )
+      .then(
+        (result) => this.logger.debug({ action_id: action.id, response: result.action }, "challenge elicitation answered"),
+        (error: unknown) => this.logger.debug({ err: error, action_id: action.id }, "challenge elicitation not shown"),
+      );
+  }
+
+  dispose(): void {
+    this.#unsubscribe();
+    for (const open of this.#open.values()) open.pending.abort(new Error("session closed"));
+    this.#open.clear();
+  }
+}

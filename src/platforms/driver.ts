@@ -1,0 +1,47 @@
+import type { Locator, Page } from "playwright";
+import type { ActionType } from "../domain/actions.js";
+import type { ActionErrorCode } from "../domain/errors.js";
+import type { ExecutionContext, PlatformInfo } from "../engine/executor.js";
+
+/** What a driver sees of one run: the page, the params and the engine's hooks. */
+export interface DriverContext extends Pick<
+  ExecutionContext,
+  "signal" | "clock" | "logger" | "secrets" | "challenge" | "refuseAnswer" | "claimTotpStep" | "markConnected" | "markSignedOut"
+> {
+  page: Page;
+  /** The platform's origin, e.g. the sandbox's URL. */
+  baseUrl: string;
+  type: ActionType;
+  /** The account's sign-in name on the platform. */
+  username: string;
+  params: Record<string, unknown>;
+  /** Whether the account had a saved session when this run began. */
+  hadSession: boolean;
+  /** Waits for one of the named page states, checking the driver's failure detectors all along. */
+  settle<K extends string>(states: Record<K, Locator>, options?: { timeoutMs?: number }): Promise<K>;
+}
+
+/** A page state that ends the action with a seed error code, e.g. a "slow down" page. */
+export interface FailureDetector {
+  code: ActionErrorCode;
+  locate(page: Page): Locator;
+  /** The message for the action's error; the page's own words where possible. */
+  message: string;
+}
+
+export type ActionHandler = (context: DriverContext) => Promise<Record<string, unknown>>;
+
+/** One platform: its pages' failure states, how it signs in, and one handler per action type. */
+export interface Driver {
+  platform: PlatformInfo;
+  /** Detectors checked on every page the driver waits for. */
+  failures: readonly FailureDetector[];
+  /** Makes sure the account is signed in (signing in with stored credentials when the session is gone). */
+  ensureSignedIn(context: DriverContext): Promise<void>;
+  actions: Partial<Record<ActionType, ActionHandler>>;
+}
+
+export function defineDriver(driver: Omit<Driver, "platform"> & { platform: Omit<PlatformInfo, "actions"> }): Driver {
+  const actions = Object.keys(driver.actions) as ActionType[];
+  return { ...driver, platform: { ...driver.platform, actions } };
+}

@@ -1,0 +1,116 @@
+import { ActionFailure } from "../../domain/errors.js";
+import type { ActionParams, BrowserStep } from "../../domain/actions.js";
+import type { ActionHandler, DriverContext } from "../driver.js";
+import { PAGES, PATHS, REFUSALS } from "./pages.js";
+
+/** After a submit: the success state, or an alert that says why the platform refused. */
+async function submitted(context: DriverContext, success: ReturnType<(typeof PAGES)[keyof typeof PAGES]>): Promise<void> {
+  const state = await context.settle({ done: success, refused: PAGES.alert(context.page) });
+  if (state === "done") return;
+  const text = (await PAGES.alert(context.page).first().innerText()).trim();
+  const refusal = REFUSALS.find((candidate) => text.startsWith(candidate.text));
+  throw new ActionFailure(refusal?.code ?? "rejected", `The platform refused it: ${text}`);
+}
+
+/** The last path segment of the page URL (an id the platform put there). */
+function idFromUrl(context: DriverContext): string {
+  return decodeURIComponent(new URL(context.page.url()).pathname.split("/").pop() ?? "");
+}
+
+export const connect: ActionHandler = async (context) => {
+  const { page } = context;
+  await PAGES.profileLink(page).click();
+  await context.settle({ person: PAGES.personName(page) });
+  const profile = { handle: idFromUrl(context), name: (await PAGES.personName(page).innerText()).trim() };
+  context.markConnected(profile);
+  return { signed_in: true, profile };
+};
+
+export const post: ActionHandler = async (context) => {
+  const { text } = context.params as ActionParams<"post">;
+  const { page } = context;
+  await PAGES.composer(page).fill(text);
+  await PAGES.postButton(page).click();
+  await submitted(context, PAGES.postCreated(page));
+  return { post_id: idFromUrl(context), url: page.url() };
+};
+
+export const lookupPerson: ActionHandler = async (context) => {
+  const params = context.params as ActionParams<"lookup_person">;
+  const { page } = context;
+  const url = "url" in params ? sameOrigin(context, params.url) : context.baseUrl + PATHS.person(params.handle);
+  await page.goto(url);
+  await context.settle({ person: PAGES.personName(page) });
+  const main = page.getByRole("main");
+  const handle = (await main.getByText(/^@[\w.-]+$/).first().innerText()).trim().slice(1);
+  const name = (await PAGES.personName(page).innerText()).trim();
+  const paragraphs = await main.getByRole("paragraph").allInnerTexts();
+  const headline = paragraphs.map((text) => text.trim()).find((text) => text && text !== `@${handle}`) ?? "";
+  return { handle, name, headline, url: page.url() };
+};
+
+export const lookupConversation: ActionHandler = async (context) => {
+  const params = context.params as ActionParams<"lookup_conversation">;
+  const { page } = context;
+  await page.goto(context.baseUrl + ("with" in params ? PATHS.newMessage(params.with) : PATHS.conversation(params.conversation_id)));
+  const state = await context.settle({ conversation: PAGES.conversation(page), none: PAGES.newMessage(page) });
+  if (state === "none") throw new ActionFailure("not_found", `The account has no conversation with @${"with" in params ? params.with : ""}.`);
+  const messages = [];
+  for (const item of await PAGES.messageList(page).all()) {
+    const from = (await item.getByText(/^@[\w.-]+$/).first().innerText()).trim().slice(1);
+    const sentAt = (await item.locator("time").first().getAttribute("datetime")) ?? "";
+    const text = (await item.getByRole("paragraph").last().innerText()).trim();
+    messages.push({ from, text, sent_at: sentAt });
+  }
+  return { conversation_id: idFromUrl(context), messages };
+};
+
+export const sendMessage: ActionHandler = async (context) => {
+  const { to, text } = context.params as ActionParams<"send_message">;
+  const { page } = context;
+  await page.goto(context.baseUrl + PATHS.newMessage(to));
+  await context.settle({ conversation: PAGES.conversation(page), fresh: PAGES.newMessage(page) });
+  await PAGES.messageBox(page).fill(text);
+  await PAGES.sendButton(page).click();
+  await page.waitForURL(/#message-/, { timeout: 10_000 }).catch(() => undefined);
+  await submitted(context, PAGES.conversation(page));
+  const url = new URL(page.url());
+  return { conversation_id: idFromUrl(context), message_id: url.hash.replace(/^#message-/, "") };
+};
+
+/** Generic steps in the signed-in page; only the platform's own origin may be opened. */
+export const browserSteps: ActionHandler = async (context) => {
+  const { steps } = context.params as ActionParams<"browser_steps">;
+  const { page } = context;
+  const extracted: Record<string, string> = {};
+  for (const [index, step] of steps.entries()) {
+    try {
+      await runStep(context, step, extracted);
+    } catch (error) {
+      if (error instanceof ActionFailure) throw error;
+      throw new ActionFailure("ui_changed", `Step ${index + 1} (${Object.keys(step)[0]}) could not be done on ${new URL(page.url()).pathname}.`);
+    }
+  }
+  return { extracted };
+};
+
+async function runStep(context: DriverContext, step: BrowserStep, extracted: Record<string, string>): Promise<void> {
+  const { page } = context;
+  const timeout = 10_000;
+  if ("goto" in step) await page.goto(sameOrigin(context, step.goto));
+  else if ("click" in step) await page.locator(step.click).first().click({ timeout });
+  else if ("fill" in step) await page.locator(step.fill).first().fill(step.value, { timeout });
+  else if ("press" in step) await (step.selector ? page.locator(step.selector).first().press(step.press, { timeout }) : page.keyboard.press(step.press));
+  else if ("wait_for" in step) await page.locator(step.wait_for).first().waitFor({ state: "visible", timeout: step.timeout_ms ?? timeout });
+  else extracted[step.as] = (await page.locator(step.extract_text).first().innerText({ timeout })).trim();
+  for (const failure of [PAGES.signIn(page)]) {
+    if (await failure.isVisible()) throw new ActionFailure("signed_out", "The platform signed the account out during the steps.");
+  }
+}
+
+function sameOrigin(context: DriverContext, url: string): string {
+  if (new URL(url).origin !== new URL(context.baseUrl).origin) {
+    throw new ActionFailure("invalid_input", `Only pages of this platform (${new URL(context.baseUrl).origin}) can be opened; got ${new URL(url).origin}.`);
+  }
+  return url;
+}

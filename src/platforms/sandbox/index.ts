@@ -1,0 +1,23 @@
+import { defineDriver } from "../driver.js";
+import { browserSteps, connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
+import { FAILURES } from "./pages.js";
+import { ensureSignedIn } from "./sign-in.js";
+
+/** The driver for the sandbox platform (DESIGN §9). */
+export const sandboxDriver = defineDriver({
+  platform: {
+    name: "sandbox",
+    title: "Sandbox Social",
+    description: "A local social network with every sign-in challenge and failure, for demos and tests (`action-service sandbox`).",
+  },
+  failures: FAILURES,
+  ensureSignedIn,
+  actions: {
+    connect,
+    post,
+    lookup_person: lookupPerson,
+    lookup_conversation: lookupConversation,
+    send_message: sendMessage,
+    browser_steps: browserSteps,
+  },
+});

@@ -1,0 +1,114 @@
+import { TOTP } from "otpauth";
+import { ActionFailure } from "../../domain/errors.js";
+import type { DriverContext } from "../driver.js";
+import { CHALLENGE_PAGES, PAGES, PATHS, SIGN_IN, challengeHeading } from "./pages.js";
+
+const TOTP_PERIOD_MS = 30_000;
+
+/** Every action starts here: the home page if the session holds, else a sign-in with stored credentials. */
+export async function ensureSignedIn(context: DriverContext): Promise<void> {
+  const { page } = context;
+  await page.goto(context.baseUrl + PATHS.home);
+  const state = await context.settle({ home: PAGES.home(page), signIn: PAGES.signIn(page) });
+  if (state === "signIn") {
+    await signIn(context);
+    context.markConnected(undefined);
+  }
+}
+
+async function signIn(context: DriverContext): Promise<void> {
+  const { page } = context;
+  const { password } = context.secrets();
+  if (password === undefined) {
+    context.markSignedOut();
+    throw new ActionFailure("signed_out", "The account is signed out and has no stored password: send the owner a sign-in link, or add a password with PATCH /v1/accounts/{id}.");
+  }
+  const username = context.username;
+  await SIGN_IN.username(page).fill(username);
+  await SIGN_IN.password(page).fill(password);
+  await SIGN_IN.submit(page).click();
+  for (;;) {
+    const state = await context.settle({
+      home: PAGES.home(page),
+      refused: PAGES.signIn(page),
+      ...Object.fromEntries(CHALLENGE_PAGES.map(({ kind, heading }) => [kind, challengeHeading(page, heading)])),
+    });
+    if (state === "home") return;
+    if (state === "refused") return refusedSignIn(context, await alertText(context));
+    await answerChallenge(context, CHALLENGE_PAGES.find(({ kind }) => kind === state)!);
+  }
+}
+
+/** The platform refused the credentials: a lost session whose credentials no longer work is `signed_out`. */
+function refusedSignIn(context: DriverContext, message: string): never {
+  if (context.hadSession && context.type !== "connect") {
+    context.markSignedOut();
+    throw new ActionFailure("signed_out", `The session ended and the stored credentials no longer sign in: ${message}`);
+  }
+  throw new ActionFailure("login_failed", `The platform refused the sign-in: ${message}`);
+}
+
+async function alertText(context: DriverContext): Promise<string> {
+  const alert = PAGES.alert(context.page);
+  return (await alert.count()) > 0 ? (await alert.first().innerText()).trim() : "no reason given";
+}
+
+/** Resolves once the page has moved past the challenge (the home page shows). */
+function leftChallenge(context: DriverContext) {
+  return (signal: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+      PAGES.home(context.page).waitFor({ state: "visible", timeout: 0 }).then(resolve, reject);
+    });
+}
+
+async function answerChallenge(context: DriverContext, challenge: (typeof CHALLENGE_PAGES)[number]): Promise<void> {
+  const { page } = context;
+  const message = (await page.getByRole("main").getByRole("paragraph").first().innerText()).trim();
+  // Remembering the device spares the next sign-in its challenge.
+  const remember = SIGN_IN.remember(page);
+  if ((await remember.count()) > 0) await remember.check();
+  if (challenge.kind === "device_approval" || challenge.kind === "captcha") {
+    await context.challenge({ kind: challenge.kind, message, resolvedOnPage: leftChallenge(context) });
+    return;
+  }
+  const { totpSecret } = context.secrets();
+  if (challenge.kind === "two_factor_code" && totpSecret) return submitStoredTotp(context, totpSecret);
+  const answer = await context.challenge({ kind: challenge.kind, message, resolvedOnPage: leftChallenge(context) });
+  if (answer === undefined) return;
+  await submitCode(context, answer);
+  const after = await context.settle({ home: PAGES.home(page), refused: SIGN_IN.code(page), signIn: PAGES.signIn(page) });
+  if (after === "refused") context.refuseAnswer(await alertText(context));
+  if (after === "signIn") throw new ActionFailure("login_failed", `The platform refused the code: ${await alertText(context)}`);
+}
+
+async function submitCode(context: DriverContext, code: string): Promise<void> {
+  await SIGN_IN.code(context.page).fill(code);
+  await SIGN_IN.verify(context.page).click();
+}
+
+/** Computes the code from the stored secret, never submitting the same time step twice. */
+async function submitStoredTotp(context: DriverContext, secret: string): Promise<void> {
+  const totp = new TOTP({ secret, digits: 6, period: 30, algorithm: "SHA1" });
+  let now = context.clock.now().getTime();
+  let step = Math.floor(now / TOTP_PERIOD_MS);
+  while (!context.claimTotpStep(step)) {
+    // That step's code was already used: wait for the next one.
+    await sleep((step + 1) * TOTP_PERIOD_MS - now + 50, context.signal);
+    now = context.clock.now().getTime();
+    step = Math.floor(now / TOTP_PERIOD_MS);
+  }
+  await submitCode(context, totp.generate({ timestamp: step * TOTP_PERIOD_MS }));
+  const after = await context.settle({ home: PAGES.home(context.page), refused: SIGN_IN.code(context.page), signIn: PAGES.signIn(context.page) });
+  if (after !== "home") throw new ActionFailure("login_failed", `The platform refused the code computed from the stored TOTP secret: ${await alertText(context)} Fix it with PATCH /v1/accounts/{id}.`);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}

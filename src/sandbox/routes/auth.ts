@@ -1,0 +1,171 @@
+import type { Hono } from "hono";
+import { getCookie, setCookie } from "hono/cookie";
+import {
+  CODE_LIFETIME_MS, MAX_CODE_ATTEMPTS, captchaSolved, newCaptcha, newCode, normalizeCode, verifyTotp,
+} from "../challenges.js";
+import {
+  errorPage, fields, onlyIn, renderPage, safeNext, setSessionCookie,
+  type Ctx, type SandboxDeps, type SandboxEnv,
+} from "../http.js";
+import { SIGN_IN_TEXT, challengeBody, challengeIntro, signInBody } from "../pages/sign-in.js";
+import { DEVICE_COOKIE, DEVICE_LIFETIME_SECONDS, type PendingSignIn } from "../sessions.js";
+import { SKINS } from "../skin.js";
+import type { User } from "../state.js";
+
+/** Sign-in, its challenge step, and sign-out, for both skins. */
+export function registerAuthRoutes(app: Hono<SandboxEnv>, deps: SandboxDeps): void {
+  for (const skin of SKINS) {
+    const guard = onlyIn(skin);
+    const { signIn, signOut, challenge } = skin.paths;
+
+    app.get(signIn, guard, (c) => {
+      if (c.var.viewer) return c.redirect(skin.paths.home, 302);
+      const next = safeNext(c.req.query("next"));
+      return renderPage(c, "Sign in", signInBody({ skin, csrf: c.var.session.csrf, ...(next ? { next } : {}) }));
+    });
+
+    app.post(signIn, guard, (c) => postSignIn(c, deps));
+
+    app.post(signOut, guard, (c) => {
+      deps.sessions.end(c.var.session);
+      const fresh = deps.sessions.createAnonymous();
+      fresh.flash = { tone: "notice", text: SIGN_IN_TEXT.signedOut };
+      setSessionCookie(c, fresh);
+      return c.redirect(skin.paths.signIn, 303);
+    });
+
+    app.get(`${challenge}/status`, guard, (c) => {
+      const pending = c.var.session.pending;
+      const live = pending !== undefined && deps.sessions.isLive(pending);
+      return c.json({ approved: live && pending.kind === "device" && pending.deviceApproved, expired: pending !== undefined && !live });
+    });
+
+    app.get(challenge, guard, (c) => {
+      const found = currentChallenge(c, deps);
+      if (found instanceof Response) return found;
+      const { user, pending } = found;
+      // Without the script (or on a plain reload), an approved device sign-in moves on by itself.
+      if (pending.kind === "device" && pending.deviceApproved) return completeSignIn(c, deps, user, pending.next, false);
+      return showChallenge(c, user, pending);
+    });
+
+    app.post(`${challenge}/resend`, guard, (c) => {
+      const found = currentChallenge(c, deps);
+      if (found instanceof Response) return found;
+      const { user, pending } = found;
+      if (pending.kind !== "email" && pending.kind !== "sms") return c.redirect(challenge, 303);
+      sendCode(deps, user, pending);
+      return showChallenge(c, user, pending, { notice: SIGN_IN_TEXT.codeResent });
+    });
+
+    app.post(challenge, guard, (c) => postChallenge(c, deps));
+  }
+}
+
+async function postSignIn(c: Ctx, deps: SandboxDeps): Promise<Response> {
+  const skin = c.var.skin;
+  const names = skin.signInFields;
+  const form = fields(c, names.username, names.password);
+  if (!form) return errorPage(c, 400);
+  const username = (form[names.username] ?? "").trim();
+  const password = form[names.password] ?? "";
+  const next = safeNext(c.var.form["next"]);
+  const again = (error: string) =>
+    renderPage(c, "Sign in", signInBody({ skin, csrf: c.var.session.csrf, error, username, ...(next ? { next } : {}) }), 422);
+  if (username === "" || password === "") return again(SIGN_IN_TEXT.missingFields);
+  const user = deps.state.findUser(username);
+  if (!user) return again(SIGN_IN_TEXT.unknownUser);
+  if (!deps.state.passwordMatches(user, password)) return again(SIGN_IN_TEXT.wrongPassword);
+
+  const remembered = deps.sessions.isRemembered(getCookie(c, DEVICE_COOKIE), user.handle);
+  if (user.challenge === "none" || (remembered && user.challenge !== "checkpoint")) {
+    return completeSignIn(c, deps, user, next, false);
+  }
+  const pending: PendingSignIn = {
+    handle: user.handle, kind: user.challenge, startedAt: deps.clock(), attempts: 0, deviceApproved: false,
+  };
+  if (next) pending.next = next;
+  if (pending.kind === "email" || pending.kind === "sms") sendCode(deps, user, pending);
+  if (pending.kind === "captcha") pending.captcha = newCaptcha();
+  c.var.session.pending = pending;
+  return c.redirect(skin.paths.challenge, 303);
+}
+
+async function postChallenge(c: Ctx, deps: SandboxDeps): Promise<Response> {
+  const found = currentChallenge(c, deps);
+  if (found instanceof Response) return found;
+  const { user, pending } = found;
+  const remember = c.var.form["remember"] !== undefined;
+  switch (pending.kind) {
+    case "totp":
+    case "email":
+    case "sms": {
+      const form = fields(c, "code");
+      if (!form) return errorPage(c, 400);
+      const code = normalizeCode(form.code);
+      const outcome = pending.kind === "totp" ? (verifyTotp(user, code, deps.clock()) ? "ok" : "wrong") : checkSentCode(deps, pending, code);
+      if (outcome === "ok") return completeSignIn(c, deps, user, pending.next, remember);
+      if (outcome === "expired") return showChallenge(c, user, pending, { error: SIGN_IN_TEXT.expiredCode });
+      pending.attempts += 1;
+      if (pending.attempts >= MAX_CODE_ATTEMPTS) return abandon(c, SIGN_IN_TEXT.tooManyCodes);
+      return showChallenge(c, user, pending, { error: SIGN_IN_TEXT.wrongCode });
+    }
+    case "device":
+      return completeSignIn(c, deps, user, pending.next, remember);
+      return showChallenge(c, user, pending, { error: SIGN_IN_TEXT.notApproved });
+    case "captcha": {
+      const form = fields(c, "tiles");
+      if (!form) return errorPage(c, 400);
+      if (pending.captcha && captchaSolved(pending.captcha, form.tiles)) return completeSignIn(c, deps, user, pending.next, remember);
+      pending.captcha = newCaptcha();
+      return showChallenge(c, user, pending, { error: SIGN_IN_TEXT.wrongTiles });
+    }
+    case "checkpoint":
+      return showChallenge(c, user, pending);
+  }
+}
+
+/** The session's sign-in waiting at its challenge, or a redirect to sign-in when there is none. */
+function currentChallenge(c: Ctx, deps: SandboxDeps): { user: User; pending: PendingSignIn } | Response {
+  const session = c.var.session;
+  const pending = session.pending;
+  if (!pending) return c.redirect(c.var.skin.paths.signIn, c.req.method === "GET" ? 302 : 303);
+  const user = deps.state.users.get(pending.handle);
+  if (!user || !deps.sessions.isLive(pending)) return abandon(c, SIGN_IN_TEXT.attemptExpired);
+  return { user, pending };
+}
+
+function abandon(c: Ctx, message: string): Response {
+  delete c.var.session.pending;
+  c.var.session.flash = { tone: "error", text: message };
+  return c.redirect(c.var.skin.paths.signIn, c.req.method === "GET" ? 302 : 303);
+}
+
+function showChallenge(c: Ctx, user: User, pending: PendingSignIn, extra: { error?: string; notice?: string } = {}): Response {
+  const { heading } = challengeIntro(user, pending);
+  const body = challengeBody({ skin: c.var.skin, csrf: c.var.session.csrf, user, pending, ...extra });
+  return renderPage(c, heading, body, extra.error ? 422 : 200);
+}
+
+function sendCode(deps: SandboxDeps, user: User, pending: PendingSignIn): void {
+  const code = newCode();
+  pending.code = { value: code, expiresAt: new Date(deps.clock().getTime() + CODE_LIFETIME_MS) };
+  deps.state.deliverCode(user, pending.kind === "sms" ? "sms" : "email", code);
+}
+
+function checkSentCode(deps: SandboxDeps, pending: PendingSignIn, code: string): "ok" | "wrong" | "expired" {
+  if (!pending.code || code !== pending.code.value) return "wrong";
+  if (deps.clock().getTime() > pending.code.expiresAt.getTime()) return "expired";
+  return "ok";
+}
+
+/** Binds a fresh session to the user, remembers the device if asked, and goes where the person was heading. */
+function completeSignIn(c: Ctx, deps: SandboxDeps, user: User, next: string | undefined, remember: boolean): Response {
+  const session = deps.sessions.signIn(c.var.session, user.handle);
+  setSessionCookie(c, session);
+  if (remember) {
+    const token = deps.sessions.remember(getCookie(c, DEVICE_COOKIE), user.handle);
+    setCookie(c, DEVICE_COOKIE, token, { path: "/", httpOnly: true, sameSite: "Lax", maxAge: DEVICE_LIFETIME_SECONDS });
+  }
+  return c.redirect(next ?? c.var.skin.paths.home, c.req.method === "GET" ? 302 : 303);
+}

@@ -1,0 +1,72 @@
+import type { Hono } from "hono";
+import { BrowserExecutor } from "./browser/executor.js";
+import { BrowserPool } from "./browser/pool.js";
+import type { Config } from "./config.js";
+import type { Clock } from "./engine/clock.js";
+import type { Engine } from "./engine/engine.js";
+import type { Logger } from "./engine/logger.js";
+import { createService, listen, type Service } from "./main.js";
+import { DRIVERS } from "./platforms/index.js";
+import { startSandbox, type RunningSandbox } from "./sandbox/index.js";
+
+export interface ServerOptions {
+  logger: Logger;
+  /** Also start the sandbox platform on SANDBOX_PORT (serve --sandbox, demo). */
+  sandbox?: boolean;
+  /** Listen for HTTP (REST, MCP, live links); false for an in-process run. */
+  listen?: boolean;
+  clock?: Clock;
+  /** Mounts more on the HTTP app (MCP over HTTP, live browser). */
+  extend?: (app: Hono, engine: Engine, pool: BrowserPool, executor: BrowserExecutor) => void;
+}
+
+/** A running service: browser pool, engine, HTTP, and the sandbox when asked for. */
+export interface RunningServer {
+  service: Service;
+  pool: BrowserPool;
+  executor: BrowserExecutor;
+  sandbox: RunningSandbox | undefined;
+  /** Where the HTTP server listens (its real port when 0 was asked for). */
+  url: string | undefined;
+  close(): Promise<void>;
+}
+
+/** The composition root of a service process: reads nothing from the environment itself. */
+export async function startServer(config: Config, options: ServerOptions): Promise<RunningServer> {
+  const sandbox = options.sandbox ? await startSandbox({ port: config.sandboxPort }) : undefined;
+  const pool = new BrowserPool({
+    executablePath: config.browserExecutablePath,
+    wsEndpoint: config.browserWsEndpoint,
+    idleMs: config.idleContextSeconds * 1000,
+    maxContexts: Math.max(config.maxConcurrentActions, 64),
+    logger: options.logger,
+  });
+  const executor = new BrowserExecutor({ pool, drivers: DRIVERS, baseUrls: { sandbox: sandbox?.url ?? config.sandboxUrl } });
+  const service = createService(config, {
+    executor,
+    platforms: DRIVERS.map((driver) => driver.platform),
+    logger: options.logger,
+    ...(options.clock ? { clock: options.clock } : {}),
+    extend: (app, engine) => options.extend?.(app, engine, pool, executor),
+  });
+  let http: Awaited<ReturnType<typeof listen>> | undefined;
+  try {
+    http = options.listen === false ? undefined : await listen(service.app, config.host, config.port);
+  } catch (error) {
+    await service.close();
+    await sandbox?.close();
+    throw error;
+  }
+  return {
+    service,
+    pool,
+    executor,
+    sandbox,
+    url: http ? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${http.port}` : undefined,
+    async close() {
+      await http?.close();
+      await service.close();
+      await sandbox?.close();
+    },
+  };
+}
