@@ -6,6 +6,8 @@ export type ChallengeKind = (typeof CHALLENGE_KINDS)[number];
 
 export const POST_MAX_LENGTH = 500;
 export const MESSAGE_MAX_LENGTH = 2000;
+/** The outbox keeps this many entries (oldest dropped first). */
+const MAX_OUTBOX = 5000;
 
 /** A member of the sandbox network. */
 export interface User {
@@ -174,6 +176,7 @@ export class SandboxState {
       : `Sandbox Social: ${code} is your sign-in code. It expires in 10 minutes.`;
     const entry: OutboxEntry = { channel, to: user.handle, code, text, sentAt: this.clock() };
     this.outbox.push(entry);
+    if (this.outbox.length > MAX_OUTBOX) this.outbox.shift();
     return entry;
   }
 

@@ -38,12 +38,14 @@ textarea{resize:vertical;min-height:72px}
 .profile{display:grid;grid-template-columns:72px 1fr;gap:4px 16px;align-items:center}
 .profile h1{margin:0}
 .avatar{width:72px;height:72px;border-radius:50%;background:linear-gradient(135deg,#6aa5ff,#1b5fd1);color:#fff;display:grid;place-items:center;font-size:30px;font-weight:700;grid-row:span 3}
-.handle{color:#65676b;margin:0}
+.handle{color:#65676b;margin:0 0 6px}
 .conversations{list-style:none;padding:0;margin:0}
 .conversations li{border-top:1px solid #eceef1;padding:10px 0}
 .conversations li:first-child{border-top:0}
 .messages{list-style:none;padding:0;margin:0 0 14px}
 .message{background:#f0f2f5;border-radius:12px;padding:8px 12px;margin:8px 0;max-width:85%}
+.message .meta{margin:0}
+.message .text{margin-top:2px}
 .message.mine{background:#e7f0fd;margin-left:auto}
 .prompt{background:#1b5fd1;color:#fff;border-radius:8px;padding:12px 14px;margin:0 0 4px}
 .prompt strong{display:block;font-size:22px}

@@ -109,6 +109,27 @@ describe("bad input gets the pages a real site shows, and the sandbox keeps answ
   });
 });
 
+describe("an unexpected error", () => {
+  it("renders the 500 page, reports the error, and the next request is served", async () => {
+    let broken = false;
+    const errors: unknown[] = [];
+    const app = createSandboxApp({
+      clock: () => {
+        if (broken) throw new Error("clock broke");
+        return new Date();
+      },
+      onError: (error) => errors.push(error),
+    });
+    broken = true;
+    const failed = await app.request("/login");
+    expect(failed.status).toBe(500);
+    expect(await failed.text()).toContain("Something went wrong");
+    expect(errors).toHaveLength(1);
+    broken = false;
+    expect((await app.request("/login")).status).toBe(200);
+  });
+});
+
 describe("the control API", () => {
   it("validates what it is sent", async () => {
     const handle = uniqueHandle("ctl");

@@ -19,8 +19,7 @@ export function uniqueHandle(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}${counter}`.slice(0, 30);
 }
 
-// The control API's JSON is read field by field in the tests.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+/** The control API's answer; its JSON is read field by field in the tests. */
 export interface ControlResponse { status: number; json: any }
 
 /** Calls the sandbox control API. */

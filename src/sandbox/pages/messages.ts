@@ -69,7 +69,7 @@ export function conversationBody(view: ConversationView): SafeHtml {
         <p class="meta"><span class="from">${from?.name ?? message.from}</span><span class="handle">@${message.from}</span>${timeTag(message.sentAt)}</p>
         <p class="text">${message.text}</p></li>`;
   });
-  const list = html`<ol class="messages" aria-label="Messages">${items}</ol>`;
+  const list = html`<ol class="messages" aria-label="${skin.name === "redesign" ? "Thread" : "Messages"}">${items}</ol>`;
   const form = messageForm(skin, view.csrf, conversationPath(skin, view.id), view.error, view.draft);
   const who = html`<p class="handle"><a href="${personPath(skin, view.other.handle)}">@${view.other.handle}</a></p>`;
   if (skin.name === "redesign") {

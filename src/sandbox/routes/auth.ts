@@ -111,7 +111,7 @@ async function postChallenge(c: Ctx, deps: SandboxDeps): Promise<Response> {
       return showChallenge(c, user, pending, { error: SIGN_IN_TEXT.wrongCode });
     }
     case "device":
-      return completeSignIn(c, deps, user, pending.next, remember);
+      if (pending.deviceApproved) return completeSignIn(c, deps, user, pending.next, remember);
       return showChallenge(c, user, pending, { error: SIGN_IN_TEXT.notApproved });
     case "captcha": {
       const form = fields(c, "tiles");
