@@ -1,6 +1,8 @@
 import { serve, type ServerType } from "@hono/node-server";
 import type { Hono } from "hono";
+import type { IncomingMessage } from "node:http";
 import { join } from "node:path";
+import type { Duplex } from "node:stream";
 import { createApp } from "./api/app.js";
 import type { Config } from "./config.js";
 import type { Clock } from "./engine/clock.js";
@@ -75,15 +77,27 @@ export function createService(config: Config, parts: ServiceParts): Service {
 }
 
 /** Serves the app on the configured host and port; resolves once listening. */
-export function listen(app: Hono, host: string, port: number): Promise<{ server: ServerType; port: number; close(): Promise<void> }> {
+export function listen(
+  app: Hono,
+  host: string,
+  port: number,
+  onUpgrade?: (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean,
+): Promise<{ server: ServerType; port: number; close(): Promise<void> }> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port }, (info) =>
       resolve({
         server,
         port: info.port,
-        close: () => new Promise<void>((done) => server.close(() => done())),
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+          }),
       }),
     );
     server.once("error", reject);
+    server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (!onUpgrade?.(request, socket, head)) socket.destroy();
+    });
   });
 }

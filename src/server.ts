@@ -5,6 +5,8 @@ import type { Config } from "./config.js";
 import type { Clock } from "./engine/clock.js";
 import type { Engine } from "./engine/engine.js";
 import type { Logger } from "./engine/logger.js";
+import { LiveHub } from "./browser/live/hub.js";
+import { mountLive } from "./browser/live/routes.js";
 import { createService, listen, type Service } from "./main.js";
 import { DRIVERS } from "./platforms/index.js";
 import { startSandbox, type RunningSandbox } from "./sandbox/index.js";
@@ -41,28 +43,44 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     maxContexts: Math.max(config.maxConcurrentActions, 64),
     logger: options.logger,
   });
-  const executor = new BrowserExecutor({ pool, drivers: DRIVERS, baseUrls: { sandbox: sandbox?.url ?? config.sandboxUrl } });
+  const baseUrls = { sandbox: sandbox?.url ?? config.sandboxUrl };
+  const executor = new BrowserExecutor({ pool, drivers: DRIVERS, baseUrls });
+  let onUpgrade: ReturnType<typeof mountLive> | undefined;
   const service = createService(config, {
     executor,
     platforms: DRIVERS.map((driver) => driver.platform),
     logger: options.logger,
     ...(options.clock ? { clock: options.clock } : {}),
-    extend: (app, engine) => options.extend?.(app, engine, pool, executor),
+    extend: (app, engine) => {
+      const hub = new LiveHub({
+        pool,
+        executor,
+        drivers: DRIVERS,
+        baseUrls,
+        logger: options.logger,
+        onSignedIn: (linkId, accountId, state) => engine.completeSignIn(linkId, accountId, state),
+      });
+      onUpgrade = mountLive(app, { engine, hub, logger: options.logger });
+      options.extend?.(app, engine, pool, executor);
+    },
   });
   let http: Awaited<ReturnType<typeof listen>> | undefined;
   try {
-    http = options.listen === false ? undefined : await listen(service.app, config.host, config.port);
+    http = options.listen === false ? undefined : await listen(service.app, config.host, config.port, onUpgrade);
   } catch (error) {
     await service.close();
     await sandbox?.close();
     throw error;
   }
+  const url = http ? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${http.port}` : undefined;
+  // Port 0 means "any free port": links can only name the port once it is known.
+  if (url && new URL(config.publicUrl).port === "0") service.engine.core.publicUrl = url;
   return {
     service,
     pool,
     executor,
     sandbox,
-    url: http ? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${http.port}` : undefined,
+    url,
     async close() {
       await http?.close();
       await service.close();

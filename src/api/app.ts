@@ -34,7 +34,8 @@ export function createApp(options: AppOptions): Hono {
 
   app.onError((error, c) => {
     if (error instanceof AppError) return c.json(error.toJSON(), error.httpStatus as 400);
-    logger.error({ err: error, method: c.req.method, path: c.req.path }, "request failed");
+    // Live links carry their capability in the path: never log it.
+    logger.error({ err: error, method: c.req.method, path: c.req.path.replace(/^\/live\/[^/]+/, "/live/[redacted]") }, "request failed");
     return c.json({ error: { code: "internal_error", message: "Something went wrong on our side; the request may be retried." } }, 500);
   });
   app.notFound((c) => c.json(new AppError("not_found", `No route ${c.req.method} ${c.req.path}.`).toJSON(), 404));

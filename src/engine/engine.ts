@@ -14,6 +14,7 @@ import type { ActionExecutor, PlatformInfo } from "./executor.js";
 import { runOnce, settleInFlight, type StoredResponse } from "./idempotency.js";
 import { authenticate, issueKey, type IssuedKey } from "./keys.js";
 import { Lifecycle } from "./lifecycle.js";
+import { completeSignIn, createSignInLink, resolveLiveToken, type LiveTarget } from "./live-links.js";
 import { silentLogger, type Logger } from "./logger.js";
 import type { PlatformReference, PublicAction } from "../domain/public.js";
 import { Runner } from "./runner.js";
@@ -183,6 +184,22 @@ export class Engine {
 
   #response(action: ActionRecord): StoredResponse {
     return { status: isTerminal(action.status) ? 200 : 202, body: this.present(action) };
+  }
+
+  // Live browser
+  createSignInLink(principal: Principal, accountId: string): { url: string; expires_at: string } {
+    return createSignInLink(this.core, principal, accountId);
+  }
+  resolveLiveToken(token: string): LiveTarget | "expired" | undefined {
+    return resolveLiveToken(this.core, token);
+  }
+  completeSignIn(linkId: string, accountId: string, storageState: string): void {
+    completeSignIn(this.core, linkId, accountId, storageState);
+  }
+  /** Answers a challenge from its live page: the link itself is the capability. */
+  answerFromLivePage(target: Extract<LiveTarget, { kind: "challenge" }>, answer: string): ActionRecord {
+    const principal: Principal = { workspaceId: target.action.workspace_id, keyId: undefined, role: "operator", accountIds: [target.action.account_id] };
+    return this.answer(principal, target.action.id, answer);
   }
 
   // Credits and platforms

@@ -39,6 +39,8 @@ export interface Driver {
   /** Makes sure the account is signed in (signing in with stored credentials when the session is gone). */
   ensureSignedIn(context: DriverContext): Promise<void>;
   actions: Partial<Record<ActionType, ActionHandler>>;
+  /** Where an owner signs in by hand (owner sign-in links), and how to tell it worked. */
+  manualSignIn: { path: string; signedIn(page: Page): Locator };
 }
 
 export function defineDriver(driver: Omit<Driver, "platform"> & { platform: Omit<PlatformInfo, "actions"> }): Driver {

@@ -5,11 +5,13 @@ import { ActionRepository } from "./repositories/actions.js";
 import { ChallengeRepository } from "./repositories/challenges.js";
 import { IdempotencyRepository } from "./repositories/idempotency.js";
 import { LedgerRepository } from "./repositories/ledger.js";
+import { SignInLinkRepository } from "./repositories/sign-in-links.js";
 import { WorkspaceRepository } from "./repositories/workspaces.js";
 
 export { openDatabase, type Db } from "./database.js";
 export { Sealer, loadMasterKey, randomToken, sha256 } from "./crypto.js";
 export type * from "./records.js";
+export type { SignInLinkRecord } from "./repositories/sign-in-links.js";
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */
 export class Store {
@@ -19,6 +21,7 @@ export class Store {
   readonly challenges: ChallengeRepository;
   readonly ledger: LedgerRepository;
   readonly idempotency: IdempotencyRepository;
+  readonly signInLinks: SignInLinkRepository;
 
   constructor(
     readonly db: Db,
@@ -30,6 +33,7 @@ export class Store {
     this.challenges = new ChallengeRepository(db, sealer);
     this.ledger = new LedgerRepository(db);
     this.idempotency = new IdempotencyRepository(db);
+    this.signInLinks = new SignInLinkRepository(db);
   }
 
   /** Runs `work` in an IMMEDIATE transaction (nested calls become savepoints). */

@@ -69,3 +69,22 @@ export const accountRoutes = [
     },
   }),
 ];
+
+accountRoutes.push(
+  defineRoute({
+    method: "post",
+    path: "/v1/accounts/{id}/sign-in-links",
+    tag: "accounts",
+    summary: "Create an owner sign-in link",
+    description:
+      "A live-browser link (valid 30 minutes, no service login) on the platform's sign-in page in the account's own browser context. The owner signs in by hand, challenges included; the session is saved encrypted and the account becomes connected. The password never passes through the service.",
+    params: IdParams,
+    responses: {
+      201: { description: "The link; it is shown only in this response.", schema: z.object({ url: z.url(), expires_at: z.iso.datetime() }) },
+      ...errorResponses(401, 403, 404, 429),
+    },
+    handle({ principal, params, engine }) {
+      return { status: 201, body: engine.createSignInLink(principal, params.id) };
+    },
+  }),
+);

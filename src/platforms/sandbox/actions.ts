@@ -87,7 +87,8 @@ export const browserSteps: ActionHandler = async (context) => {
     try {
       await runStep(context, step, extracted);
     } catch (error) {
-      if (error instanceof ActionFailure) throw error;
+      // A closed page is the browser failing (crash, cancel), not a step the page could not do.
+      if (error instanceof ActionFailure || page.isClosed()) throw error;
       throw new ActionFailure("ui_changed", `Step ${index + 1} (${Object.keys(step)[0]}) could not be done on ${new URL(page.url()).pathname}.`);
     }
   }

@@ -1,6 +1,6 @@
 import { defineDriver } from "../driver.js";
 import { browserSteps, connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
-import { FAILURES } from "./pages.js";
+import { FAILURES, PAGES, PATHS } from "./pages.js";
 import { ensureSignedIn } from "./sign-in.js";
 
 /** The driver for the sandbox platform (DESIGN §9). */
@@ -12,6 +12,7 @@ export const sandboxDriver = defineDriver({
   },
   failures: FAILURES,
   ensureSignedIn,
+  manualSignIn: { path: PATHS.home, signedIn: PAGES.home },
   actions: {
     connect,
     post,

@@ -1,0 +1,152 @@
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { WebSocketServer, type WebSocket } from "ws";
+import { isAnswerableByApi } from "../../domain/challenges.js";
+import { ACTION_ERRORS, AppError } from "../../domain/errors.js";
+import { isTerminal } from "../../domain/status.js";
+import type { Engine } from "../../engine/engine.js";
+import type { LiveTarget } from "../../engine/live-links.js";
+import type { Logger } from "../../engine/logger.js";
+import type { LiveHub } from "./hub.js";
+import { livePage, messagePage } from "./page.js";
+import type { Viewer, ViewerInput } from "./screencast.js";
+
+const TOKEN_PATH = /^\/live\/([A-Za-z0-9_-]{1,100})\/ws$/;
+
+/** Headers on every live response: a capability link must not leak, be cached or be indexed. */
+function secure(c: Context, nonce: string): void {
+  c.header("Referrer-Policy", "no-referrer");
+  c.header("Cache-Control", "no-store");
+  c.header("X-Robots-Tag", "noindex, nofollow");
+  c.header("X-Content-Type-Options", "nosniff");
+  c.header("X-Frame-Options", "DENY");
+  c.header(
+    "Content-Security-Policy",
+    `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; img-src data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+  );
+}
+
+/** The live view's state as its page shows it. */
+export function liveState(engine: Engine, target: LiveTarget): Record<string, unknown> {
+  if (target.kind === "sign_in") {
+    const done = target.link.state === "completed";
+    return { type: "state", platform: target.account.platform, username: target.account.username, status: done ? "connected" : "signing in", final: done, answerable: false, ...(done ? { outcome: "Signed in: the session is saved and the account is connected. You can close this page." } : {}) };
+  }
+  const action = engine.store.actions.get(target.action.id)!;
+  const account = engine.store.accounts.get(action.account_id);
+  const challenge = engine.store.challenges.get(target.challenge.id)!;
+  const waiting = action.status === "needs_input" && challenge.state === "open";
+  const outcome = isTerminal(action.status)
+    ? action.status === "failed" && action.error_code
+      ? `The action failed: ${action.error_code}. ${ACTION_ERRORS[action.error_code].advice}`
+      : `The action ${action.status}.`
+    : !waiting
+      ? "Answered: the action continues."
+      : undefined;
+  return {
+    type: "state",
+    platform: action.platform,
+    username: account?.username,
+    status: action.status,
+    final: isTerminal(action.status),
+    answerable: waiting && isAnswerableByApi(challenge.kind),
+    challenge: { kind: challenge.kind, message: challenge.message, expires_at: challenge.expires_at },
+    ...(outcome ? { outcome } : {}),
+  };
+}
+
+/**
+ * `GET /live/{token}` (the page), `/state`, `/answer`, and the WebSocket `/ws` that
+ * streams the page and takes input. The token is the only credential; it is never logged.
+ */
+export function mountLive(app: Hono, options: { engine: Engine; hub: LiveHub; logger: Logger }): (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
+  const { engine, hub, logger } = options;
+
+  app.use("/live/*", bodyLimit({ maxSize: 16 * 1024, onError: () => { throw new AppError("malformed_request", "The request body is too large."); } }));
+  const resolve = (c: Context, nonce = randomBytes(16).toString("base64")): LiveTarget | Response => {
+    secure(c, nonce);
+    const target = engine.resolveLiveToken(c.req.param("token") ?? "");
+    if (target === undefined) return c.html(messagePage(nonce, "Link not found", "This live-browser link does not exist. Ask for a new one."), 404);
+    if (target === "expired") return c.html(messagePage(nonce, "Link expired", "This live-browser link has expired (links work for 30 minutes). Ask for a new one."), 410);
+    return target;
+  };
+
+  app.get("/live/:token", (c) => {
+    const nonce = randomBytes(16).toString("base64");
+    const target = resolve(c, nonce);
+    if (target instanceof Response) return target;
+    return c.html(livePage(nonce, target.kind === "challenge" ? "Finish signing in" : "Sign in"));
+  });
+  app.get("/live/:token/state", (c) => {
+    const target = resolve(c);
+    return target instanceof Response ? c.json({ error: { code: "not_found", message: "This link does not exist or has expired." } }, target.status as 404) : c.json(liveState(engine, target));
+  });
+  app.post("/live/:token/answer", async (c) => {
+    const target = resolve(c);
+    if (target instanceof Response) return c.json({ error: { code: "not_found", message: "This link does not exist or has expired." } }, target.status as 404);
+    if (target.kind !== "challenge") throw new AppError("conflict", "This link is for signing in by hand; there is nothing to answer.");
+    const body = (await c.req.json().catch(() => undefined)) as { answer?: unknown } | undefined;
+    const answer = typeof body?.answer === "string" ? body.answer.trim() : "";
+    if (!answer || answer.length > 500) throw new AppError("invalid_request", "Enter the code.");
+    engine.answerFromLivePage(target, answer);
+    return c.json(liveState(engine, target), 202);
+  });
+
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  const serveViewer = async (socket: WebSocket, token: string, width: number, height: number): Promise<void> => {
+    const target = engine.resolveLiveToken(token);
+    if (!target || target === "expired") return socket.close(target ? 4410 : 4404, target ? "expired" : "not found");
+    const send = (message: unknown): void => {
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+    };
+    send(liveState(engine, target));
+    const page = await hub.pageFor(target);
+    if (!page) return socket.close(1000, "no page");
+    const cast = hub.screencast(page);
+    const viewer: Viewer = { send, width, height };
+    const unsubscribe =
+      target.kind === "challenge"
+        ? engine.onChange((action) => {
+            if (action.id !== target.action.id) return;
+            const state = liveState(engine, target);
+            send(state);
+            if (state.final) socket.close(1000, "ended");
+          })
+        : () => undefined;
+    socket.on("message", (data) => {
+      try {
+        void cast.input(JSON.parse(String(data)) as ViewerInput).catch(() => undefined);
+      } catch {
+        // Not JSON: ignored.
+      }
+    });
+    socket.on("close", () => {
+      unsubscribe();
+      void cast.remove(viewer);
+    });
+    // The page closes when the action ends or the owner has signed in: say how it ended, then stop.
+    page.once("close", () => {
+      const now = engine.resolveLiveToken(token);
+      if (now && now !== "expired") send(liveState(engine, now));
+      socket.close(1000, "page closed");
+    });
+    await cast.add(viewer);
+  };
+
+  return (request, socket, head) => {
+    const url = new URL(request.url ?? "/", "http://localhost");
+    const match = TOKEN_PATH.exec(url.pathname);
+    if (!match) return false;
+    const size = (name: string): number => Math.min(4096, Math.max(320, Number(url.searchParams.get(name)) || 1280));
+    sockets.handleUpgrade(request, socket, head, (ws) => {
+      serveViewer(ws, match[1]!, size("w"), size("h")).catch((error: unknown) => {
+        logger.warn({ err: error }, "live view failed");
+        ws.close(1011, "live view failed");
+      });
+    });
+    return true;
+  };
+}
