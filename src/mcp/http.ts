@@ -38,9 +38,13 @@ interface Session {
 export const MCP_PATH = "/mcp";
 const MAX_BODY_BYTES = 1024 * 1024;
 
-/** The Host values a server on `host:port` answers to, plus the public URL's host. */
+/**
+ * The Host values a server on `host:port` answers to (loopback names included), plus
+ * the public URL's host. Port 0 (chosen when listening) accepts those hosts on any port.
+ */
 export function defaultAllowedHosts(host: string, port: number, publicUrl?: string): string[] {
-  const hosts = new Set([`${host}:${port}`, `127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]);
+  const names = [host.includes(":") && !host.startsWith("[") ? `[${host}]` : host, "127.0.0.1", "localhost", "[::1]"];
+  const hosts = new Set(names.map((name) => (port === 0 ? name : `${name}:${port}`)));
   if (publicUrl) hosts.add(new URL(publicUrl).host);
   return [...hosts];
 }

@@ -4,6 +4,7 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
+import type { PublicAction } from "../domain/public.js";
 import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
 import type { ActionRecord } from "../store/records.js";
@@ -78,7 +79,7 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
     }
   }
 
-  function offerChallenge(action: Parameters<ChallengeElicitor["offer"]>[0], extra: Extra): void {
+  function offerChallenge(action: PublicAction, extra: Extra): void {
     try {
       elicitor.offer(action, extra.requestId);
     } catch (error) {

@@ -9,7 +9,11 @@ function gatedScript() {
   let open!: () => void;
   const gate = new Promise<void>((resolve) => (open = resolve));
   const executor = new ScriptedExecutor().on("post", async (context) => {
-    await gate;
+    // Stopping the engine aborts the run; the script must let go then.
+    await new Promise<void>((resolve, reject) => {
+      void gate.then(resolve);
+      context.signal.addEventListener("abort", () => reject(context.signal.reason), { once: true });
+    });
     await context.challenge({ kind: "sms_code", message: "We texted you a code." });
     return { post_id: "p1" };
   });
@@ -79,7 +83,8 @@ describe("MCP notifications", () => {
     expect(updates).toEqual([uri, uri, uri]);
     const read = await client.readResource({ uri });
     expect(read.contents[0]).toMatchObject({ uri, mimeType: "application/json" });
-    expect(JSON.parse(String(read.contents[0]!.text))).toMatchObject({ id, status: "succeeded", result: { post_id: "p1" } });
+    const content = read.contents[0]!;
+    expect(JSON.parse("text" in content ? content.text : "")).toMatchObject({ id, status: "succeeded", result: { post_id: "p1" } });
     await expect(client.readResource({ uri: "action://act_nope" })).rejects.toThrow(/not_found/);
   });
 

@@ -3,6 +3,10 @@ import { PlatformJson, listOf } from "../../domain/public.js";
 import { CreditsOutput } from "../schemas.js";
 import { defineTool } from "../tool.js";
 
+function credits(amount: number): string {
+  return `${amount} ${amount === 1 ? "credit" : "credits"}`;
+}
+
 export const referenceTools = [
   defineTool({
     name: "get_credits",
@@ -14,7 +18,7 @@ export const referenceTools = [
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handle(_args, { engine, principal }) {
       const balance = engine.balance(principal);
-      return { structured: { balance }, text: `Balance: ${balance} credits.` };
+      return { structured: { balance }, text: `Balance: ${credits(balance)}.` };
     },
   }),
   defineTool({
@@ -29,7 +33,7 @@ export const referenceTools = [
       const data = engine.platforms();
       const text = data
         .map((platform) => {
-          const types = platform.actions.map((action) => `  - ${action.type} (${action.price} credits): ${action.description}`);
+          const types = platform.actions.map((action) => `  - ${action.type} (${credits(action.price)}): ${action.description}`);
           return [`${platform.name} — ${platform.title}: ${platform.description}`, ...types].join("\n");
         })
         .join("\n");

@@ -1,0 +1,139 @@
+/**
+ * `npm run bench`: the service against raw Playwright on the same work, on this machine.
+ * (a) post latency on a warm account through REST ÷ the same steps as a raw script;
+ * (b) accounts held warm in one Chromium, and MB (PSS) per context;
+ * (c) actions per second at 16 accounts ÷ raw Playwright at 16 contexts;
+ * (d) answer accepted → code typed into the page.
+ */
+import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
+import { chromiumPssMb, launchRaw, median, rawPost, rawSignedIn } from "./support.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
+const WARM = Number(process.env.BENCH_WARM_ACCOUNTS ?? 50);
+let serial = 0;
+const unique = (label: string): string => `${label} ${Date.now()}-${++serial}`;
+
+async function user(live: LiveService, challenge = "none"): Promise<string> {
+  const handle = `b${Date.now().toString(36)}${++serial}`;
+  await live.sandboxApi("POST", "/_sandbox/users", { handle, name: `Bench ${serial}`, password: "sandbox-password", challenge });
+  return handle;
+}
+
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await work();
+  return performance.now() - start;
+}
+
+async function postLatency(live: LiveService): Promise<{ service: number; raw: number }> {
+  const handle = await user(live);
+  const account = await live.account(handle);
+  if ((await live.run(account, "connect")).status !== "succeeded") throw new Error("connect failed");
+  const browser = await launchRaw();
+  const context = await rawSignedIn(browser, live.sandbox.url, handle);
+  const service: number[] = [];
+  const raw: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    await live.run(account, "post", { text: unique("warm-up") });
+    await rawPost(context, live.sandbox.url, unique("warm-up raw"));
+  }
+  for (let i = 0; i < ROUNDS; i++) {
+    service.push(await timed(async () => {
+      const action = await live.run(account, "post", { text: unique("bench") });
+      if (action.status !== "succeeded") throw new Error(`post ${action.status}`);
+    }));
+    raw.push(await timed(() => rawPost(context, live.sandbox.url, unique("bench raw"))));
+  }
+  await browser.close();
+  return { service: median(service), raw: median(raw) };
+}
+
+async function warmAccounts(live: LiveService): Promise<{ count: number; mbPerContext: number }> {
+  // The browser alone, with no context: what every context adds is measured against it.
+  await live.server.pool.close();
+  await live.server.pool.browser();
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const base = chromiumPssMb();
+  const ids: string[] = [];
+  for (let i = 0; i < WARM; i++) ids.push(await live.account(await user(live)));
+  for (let i = 0; i < ids.length; i += 8) {
+    const batch = await Promise.all(ids.slice(i, i + 8).map((id) => live.run(id, "connect")));
+    if (batch.some((action) => action.status !== "succeeded")) throw new Error("connect failed");
+  }
+  const warm = live.server.pool.size;
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const mb = (chromiumPssMb() - base) / warm;
+  return { count: warm, mbPerContext: mb };
+}
+
+async function throughput(live: LiveService, accounts = 16, perAccount = 4): Promise<{ service: number; raw: number }> {
+  const handles = await Promise.all(Array.from({ length: accounts }, () => user(live)));
+  const ids = await Promise.all(handles.map((handle) => live.account(handle)));
+  await Promise.all(ids.map((id) => live.run(id, "connect")));
+  const serviceMs = await timed(() =>
+    Promise.all(ids.map(async (id) => {
+      for (let i = 0; i < perAccount; i++) {
+        const action = await live.run(id, "post", { text: unique("tput") });
+        if (action.status !== "succeeded") throw new Error(`post ${action.status}`);
+      }
+    })),
+  );
+  const browser = await launchRaw();
+  const contexts = await Promise.all(handles.map((handle) => rawSignedIn(browser, live.sandbox.url, handle)));
+  const rawMs = await timed(() =>
+    Promise.all(contexts.map(async (context) => {
+      for (let i = 0; i < perAccount; i++) await rawPost(context, live.sandbox.url, unique("tput raw"));
+    })),
+  );
+  await browser.close();
+  const total = accounts * perAccount;
+  return { service: (total / serviceMs) * 1000, raw: (total / rawMs) * 1000 };
+}
+
+async function answerToTyped(live: LiveService, rounds = 7): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const handle = await user(live, "email");
+    const account = await live.account(handle);
+    const action = await live.run(account, "connect");
+    if (action.status !== "needs_input") throw new Error(`expected a challenge, got ${action.status}`);
+    const page = live.server.executor.pages.get(action.id)!;
+    await page.evaluate(() => {
+      const input = document.getElementById("code")!;
+      input.addEventListener("input", () => ((window as unknown as { typedAt: number }).typedAt = Date.now()), { once: true });
+    });
+    const [mail] = await live.sandboxApi("GET", `/_sandbox/outbox?to=${handle}`);
+    const start = Date.now();
+    await live.api("POST", `/v1/actions/${action.id}/answer`, { answer: mail.code });
+    const typedAt = await page.waitForFunction(() => (window as unknown as { typedAt?: number }).typedAt).then((handle) => handle.jsonValue());
+    samples.push(Number(typedAt) - start);
+    await live.wait(action.id);
+  }
+  return median(samples);
+}
+
+async function main(): Promise<void> {
+  const live = await startLiveService({
+    env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: "16", ACTION_SERVICE_FREE_CREDITS: "100000", ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "100000" },
+  });
+  try {
+    const a = await postLatency(live);
+    const d = await answerToTyped(live);
+    const c = await throughput(live);
+    const b = await warmAccounts(live);
+    const rows = [
+      ["(a) post on a warm account, REST ÷ raw Playwright (median)", `${a.service.toFixed(0)} ms ÷ ${a.raw.toFixed(0)} ms = ${(a.service / a.raw).toFixed(3)}`, "≤ 1.05"],
+      ["(b) accounts warm in one Chromium; MB (PSS) per context", `${b.count} accounts; ${b.mbPerContext.toFixed(1)} MB each`, "≥ 50 at ≤ 40 MB"],
+      ["(c) actions/s at 16 accounts ÷ raw at 16 contexts", `${c.service.toFixed(2)} ÷ ${c.raw.toFixed(2)} = ${(c.service / c.raw).toFixed(3)}`, "≥ 0.90"],
+      ["(d) answer accepted → code typed into the page (median)", `${d.toFixed(0)} ms`, "≤ 50 ms"],
+    ];
+    const width = [Math.max(...rows.map((row) => row[0]!.length)), Math.max(...rows.map((row) => row[1]!.length))];
+    console.log(`\n${"measure".padEnd(width[0]!)} | ${"measured".padEnd(width[1]!)} | target`);
+    console.log(`${"-".repeat(width[0]!)}-|-${"-".repeat(width[1]!)}-|-------`);
+    for (const row of rows) console.log(`${row[0]!.padEnd(width[0]!)} | ${row[1]!.padEnd(width[1]!)} | ${row[2]}`);
+  } finally {
+    await live.close();
+  }
+}
+
+await main();

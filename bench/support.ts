@@ -1,0 +1,72 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { chromium, type Browser, type BrowserContext } from "playwright";
+import { CHROMIUM_ARGS, findChromium } from "../src/browser/executable.js";
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+export function launchRaw(): Promise<Browser> {
+  return chromium.launch({ executablePath: findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path, args: CHROMIUM_ARGS });
+}
+
+/** Signs a raw context in as a sandbox user with no challenge, as a hand-written script would. */
+export async function rawSignedIn(browser: Browser, sandboxUrl: string, handle: string): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.goto(`${sandboxUrl}/feed`);
+  await page.getByLabel("Username").fill(handle);
+  await page.getByLabel("Password").fill("sandbox-password");
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.getByRole("heading", { level: 1, name: "Feed", exact: true }).waitFor();
+  await page.close();
+  return context;
+}
+
+/** The raw script's post: the same steps the sandbox driver takes. */
+export async function rawPost(context: BrowserContext, sandboxUrl: string, text: string): Promise<void> {
+  const page = await context.newPage();
+  await page.goto(`${sandboxUrl}/feed`);
+  await page.getByRole("heading", { level: 1, name: "Feed", exact: true }).waitFor();
+  await page.getByLabel("What's on your mind?").fill(text);
+  await page.getByRole("button", { name: "Post", exact: true }).click();
+  await page.getByRole("status").filter({ hasText: "Your post is live." }).waitFor();
+  await context.storageState();
+  await page.close();
+}
+
+/** Proportional set size (MB) of the Chromium processes this process started: shared pages counted once. */
+export function chromiumPssMb(): number {
+  const parents = new Map<number, number>();
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  const ours = new Set<number>([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, parent] of parents) {
+      if (!ours.has(pid) && ours.has(parent)) {
+        ours.add(pid);
+        grew = true;
+      }
+    }
+  }
+  ours.delete(process.pid);
+  let kb = 0;
+  for (const pid of ours) {
+    try {
+      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+      kb += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return kb / 1024;
+}

@@ -1,0 +1,162 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig, type Config } from "../../src/config.js";
+import { silentLogger } from "../../src/engine/logger.js";
+import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
+import { startServer, type RunningServer, type ServerOptions } from "../../src/server.js";
+
+/** A real service (real Chromium, real SQLite, real HTTP on 127.0.0.1) against a real sandbox. */
+export interface LiveService {
+  server: RunningServer;
+  sandbox: RunningSandbox;
+  config: Config;
+  url: string;
+  key: string;
+  api(method: string, path: string, body?: unknown, options?: { key?: string; headers?: Record<string, string> }): Promise<{ status: number; json: any; headers: Headers }>;
+  /** Adds an account for a sandbox user and returns its id. */
+  account(username: string, extra?: { password?: string; totp_secret?: string }): Promise<string>;
+  /** Runs an action and waits until it is needs_input or ended. */
+  run(accountId: string, type: string, params?: Record<string, unknown>, headers?: Record<string, string>): Promise<any>;
+  /** Waits until the action is needs_input or ended. */
+  wait(actionId: string): Promise<any>;
+  /** Waits until the action has ended (succeeded, failed or canceled), through any pause. */
+  finished(actionId: string, timeoutMs?: number): Promise<any>;
+  sandboxApi(method: string, path: string, body?: unknown): Promise<any>;
+  /** Creates a sandbox user no other test uses (password `sandbox-password`) and returns its handle. */
+  user(challenge: SandboxChallenge): Promise<string>;
+  /** The newest code the sandbox sent the user (e-mail or text message). */
+  latestCode(handle: string): Promise<string>;
+  /** Every status the action went through in this process, in order, with when it was seen. */
+  history(actionId: string): { status: string; at: number }[];
+  /** Resolves once `check` holds, polling; rejects after `timeoutMs`. */
+  until(check: () => boolean | Promise<boolean>, timeoutMs?: number): Promise<void>;
+  /** Stops the service (keeping data dir and sandbox) and starts it again on the same data. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type SandboxChallenge = "none" | "totp" | "email" | "sms" | "device" | "captcha" | "checkpoint";
+
+export interface LiveServiceOptions {
+  env?: Record<string, string>;
+  server?: Partial<ServerOptions>;
+}
+
+export async function startLiveService(options: LiveServiceOptions = {}): Promise<LiveService> {
+  const sandbox = await startSandbox({ port: 0 });
+  const dataDir = mkdtempSync(join(tmpdir(), "action-service-live-"));
+  const config = loadConfig({
+    ACTION_SERVICE_DATA_DIR: dataDir,
+    ACTION_SERVICE_PORT: "0",
+    SANDBOX_URL: sandbox.url,
+    ACTION_SERVICE_LOG_LEVEL: "silent",
+    ...(process.env.BROWSER_EXECUTABLE_PATH ? { BROWSER_EXECUTABLE_PATH: process.env.BROWSER_EXECUTABLE_PATH } : {}),
+    ...options.env,
+  });
+  const histories = new Map<string, { status: string; at: number }[]>();
+  // Status changes are recorded as they commit, so a test can tell a pause that lasted a moment from none.
+  const record = (running: RunningServer): void => {
+    running.service.engine.core.lifecycle.events.on("change", (action) => {
+      const seen = histories.get(action.id) ?? [];
+      if (seen.at(-1)?.status !== action.status) seen.push({ status: action.status, at: Date.now() });
+      histories.set(action.id, seen);
+    });
+  };
+  let server = await startServer(config, { logger: silentLogger, ...options.server });
+  record(server);
+  const key = server.service.firstKey!.key;
+  let users = 0;
+  const live: LiveService = {
+    get server() {
+      return server;
+    },
+    sandbox,
+    config,
+    get url() {
+      return server.url!;
+    },
+    key,
+    async api(method, path, body, { key: override, headers = {} } = {}) {
+      const response = await fetch(server.url + path, {
+        method,
+        headers: { authorization: `Bearer ${override ?? key}`, "content-type": "application/json", ...headers },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return { status: response.status, json: text ? JSON.parse(text) : undefined, headers: response.headers };
+    },
+    async account(username, extra = {}) {
+      const response = await live.api("POST", "/v1/accounts", { platform: "sandbox", username, password: "sandbox-password", ...extra });
+      if (response.status !== 201) throw new Error(`account: ${response.status} ${JSON.stringify(response.json)}`);
+      return response.json.id;
+    },
+    async run(accountId, type, params = {}, headers = {}) {
+      const created = await live.api("POST", "/v1/actions?wait=30", { account_id: accountId, type, params }, { headers });
+      return live.wait(created.json.id);
+    },
+    async wait(actionId) {
+      for (;;) {
+        const response = await live.api("GET", `/v1/actions/${actionId}?wait=30`);
+        if (response.json.status !== "queued" && response.json.status !== "running") return response.json;
+      }
+    },
+    async finished(actionId, timeoutMs = 45_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const response = await live.api("GET", `/v1/actions/${actionId}?wait=1`);
+        if (["succeeded", "failed", "canceled"].includes(response.json.status)) return response.json;
+        if (Date.now() > deadline) throw new Error(`action ${actionId} still ${response.json.status} after ${timeoutMs} ms`);
+        // ?wait returns at once while the action is needs_input: poll gently.
+        if (response.json.status === "needs_input") await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    async sandboxApi(method, path, body) {
+      const response = await fetch(sandbox.url + path, {
+        method,
+        headers: { "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await response.text();
+      return text ? JSON.parse(text) : undefined;
+    },
+    async user(challenge) {
+      users += 1;
+      const handle = `${challenge.slice(0, 4)}_${process.pid.toString(36)}${Date.now().toString(36)}${users}`.slice(0, 30);
+      const created = await fetch(`${sandbox.url}/_sandbox/users`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ handle, name: `Test ${handle}`, password: "sandbox-password", challenge }),
+      });
+      if (created.status !== 201) throw new Error(`sandbox user: ${created.status} ${await created.text()}`);
+      return handle;
+    },
+    async latestCode(handle) {
+      const outbox = await live.sandboxApi("GET", `/_sandbox/outbox?to=${handle}`);
+      const code: unknown = outbox?.[0]?.code;
+      if (typeof code !== "string") throw new Error(`no code was sent to ${handle}`);
+      return code;
+    },
+    history(actionId) {
+      return [...(histories.get(actionId) ?? [])];
+    },
+    async until(check, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!(await check())) {
+        if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async restart() {
+      await server.close();
+      server = await startServer({ ...config, port: Number(new URL(server.url!).port) }, { logger: silentLogger, ...options.server });
+      record(server);
+    },
+    async close() {
+      await server.close();
+      await sandbox.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return live;
+}
