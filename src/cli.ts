@@ -47,8 +47,7 @@ async function serve(args: string[]): Promise<void> {
   const settings = config();
   const logger = createLogger(settings.logLevel);
   const { startServer } = await import("./server.js");
-  const { mountSurfaces } = await import("./surfaces.js");
-  const server = await startServer(settings, { logger, sandbox: values.sandbox, extend: mountSurfaces(settings, logger) });
+  const server = await startServer(settings, { logger, sandbox: values.sandbox });
   onShutdown(() => server.close());
   console.log(`action-service listening on ${server.url} (REST /v1, MCP /mcp, OpenAPI /v1/openapi.json)`);
   if (server.sandbox) console.log(`sandbox platform on ${server.sandbox.url}`);

@@ -8,6 +8,7 @@ import type { Logger } from "./engine/logger.js";
 import { LiveHub } from "./browser/live/hub.js";
 import { mountLive } from "./browser/live/routes.js";
 import { createService, listen, type Service } from "./main.js";
+import { defaultAllowedHosts, mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
 import { DRIVERS } from "./platforms/index.js";
 import { startSandbox, type RunningSandbox } from "./sandbox/index.js";
 
@@ -18,7 +19,7 @@ export interface ServerOptions {
   /** Listen for HTTP (REST, MCP, live links); false for an in-process run. */
   listen?: boolean;
   clock?: Clock;
-  /** Mounts more on the HTTP app (MCP over HTTP, live browser). */
+  /** Mounts more on the HTTP app (REST, MCP over HTTP and the live browser are always there). */
   extend?: (app: Hono, engine: Engine, pool: BrowserPool, executor: BrowserExecutor) => void;
 }
 
@@ -46,6 +47,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   const baseUrls = { sandbox: sandbox?.url ?? config.sandboxUrl };
   const executor = new BrowserExecutor({ pool, drivers: DRIVERS, baseUrls });
   let onUpgrade: ReturnType<typeof mountLive> | undefined;
+  let mcp: McpHttpEndpoint | undefined;
   const service = createService(config, {
     executor,
     platforms: DRIVERS.map((driver) => driver.platform),
@@ -61,6 +63,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
         onSignedIn: (linkId, accountId, state) => engine.completeSignIn(linkId, accountId, state),
       });
       onUpgrade = mountLive(app, { engine, hub, logger: options.logger });
+      mcp = mountMcpHttp(app, engine, { allowedHosts: defaultAllowedHosts(config.host, config.port, config.publicUrl), logger: options.logger });
       options.extend?.(app, engine, pool, executor);
     },
   });
@@ -82,6 +85,8 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     sandbox,
     url,
     async close() {
+      // Open MCP streams would hold the HTTP server open.
+      await mcp?.close();
       await http?.close();
       await service.close();
       await sandbox?.close();

@@ -2,7 +2,6 @@ import type { Config } from "../config.js";
 import { createLogger } from "../engine/logger.js";
 import { runStdioServer } from "../mcp/stdio.js";
 import { startServer } from "../server.js";
-import { mountSurfaces } from "../surfaces.js";
 
 /**
  * `action-service mcp`: MCP over stdio for the local owner (no key). stdout carries only
@@ -11,7 +10,7 @@ import { mountSurfaces } from "../surfaces.js";
 export async function runMcp(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel === "info" ? "warn" : config.logLevel);
   const local = { ...config, host: "127.0.0.1" };
-  const server = await startServer(local, { logger, extend: mountSurfaces(local, logger) }).catch(async (error: unknown) => {
+  const server = await startServer(local, { logger }).catch(async (error: unknown) => {
     if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
     logger.warn(`port ${config.port} is in use: live-browser links will not be served by this process`);
     return startServer(local, { logger, listen: false });

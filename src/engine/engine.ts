@@ -178,8 +178,9 @@ export class Engine {
     this.core.lifecycle.events.on("change", listener);
     return () => this.core.lifecycle.events.off("change", listener);
   }
-  runOnce(principal: Principal, key: string, requestHash: string, work: (attach: (actionId: string) => void) => Promise<StoredResponse>) {
-    return runOnce(this.core, principal, key, requestHash, work);
+  /** Idempotency-Key: `work` runs once per key and request body (see engine/idempotency.ts). */
+  runOnce(principal: Principal, key: string, request: unknown, work: (attach: (actionId: string) => void) => Promise<StoredResponse>) {
+    return runOnce(this.core, principal, key, request, work);
   }
 
   #response(action: ActionRecord): StoredResponse {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import type { EngineCore } from "./core.js";
@@ -11,6 +12,24 @@ export interface StoredResponse {
 }
 
 /**
+ * A canonical hash of a request body (keys sorted at every depth), so the same request
+ * through REST or MCP, in any key order, is recognised as a replay.
+ */
+export function requestHash(body: unknown): string {
+  const keys = new Set<string>();
+  const collect = (value: unknown): void => {
+    if (value && typeof value === "object") {
+      for (const [key, inner] of Object.entries(value)) {
+        keys.add(key);
+        collect(inner);
+      }
+    }
+  };
+  collect(body);
+  return createHash("sha256").update(JSON.stringify(body, [...keys].sort())).digest("hex");
+}
+
+/**
  * Runs `work` at most once per (workspace, key): a replay of the same request gets
  * the stored response, a different request under the key is a 422, and one that
  * arrives while the first is still in flight a 409. `work` receives `attach` to
@@ -20,16 +39,17 @@ export async function runOnce(
   core: EngineCore,
   principal: Principal,
   key: string,
-  requestHash: string,
+  request: unknown,
   work: (attach: (actionId: string) => void) => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   const { store, lifecycle } = core;
   const workspaceId = principal.workspaceId;
+  const hash = requestHash(request);
   const existing = store.transaction(() => {
     const now = lifecycle.clock.now();
     const record = store.idempotency.get(workspaceId, key, now.toISOString());
     if (record) {
-      if (record.request_hash !== requestHash) {
+      if (record.request_hash !== hash) {
         throw new AppError("invalid_request", "This Idempotency-Key was already used with a different request; use a new key.", { idempotency_key: key });
       }
       if (record.state === "in_flight") {
@@ -40,7 +60,7 @@ export async function runOnce(
     store.idempotency.begin({
       workspace_id: workspaceId,
       key,
-      request_hash: requestHash,
+      request_hash: hash,
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
     });

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { z } from "zod";
 import { AppError } from "../../domain/errors.js";
 import { ActionJson, listOf } from "../../domain/public.js";
@@ -23,21 +22,6 @@ function respond(engine: Engine, action: ActionRecord): { status: number; body: 
   return { status: isTerminal(action.status) ? 200 : 202, body: engine.present(action) };
 }
 
-function requestHash(body: unknown): string {
-  return createHash("sha256").update(JSON.stringify(body, Object.keys(flatten(body)).sort())).digest("hex");
-}
-
-/** Every key at every depth, so `JSON.stringify` with a sorted key list is canonical. */
-function flatten(value: unknown, keys: Record<string, true> = {}): Record<string, true> {
-  if (value && typeof value === "object") {
-    for (const [key, inner] of Object.entries(value)) {
-      keys[key] = true;
-      flatten(inner, keys);
-    }
-  }
-  return keys;
-}
-
 export const actionRoutes = [
   defineRoute({
     method: "post",
@@ -59,7 +43,7 @@ export const actionRoutes = [
       const key = headers.get("idempotency-key");
       if (key === null) return run();
       if (key.length === 0 || key.length > 255) throw new AppError("invalid_request", "Idempotency-Key must be 1 to 255 characters.");
-      const response = await engine.runOnce(principal, key, requestHash(body), run);
+      const response = await engine.runOnce(principal, key, body, run);
       const replayed: Record<string, string> = response.replayed ? { "Idempotency-Replayed": "true" } : {};
       return { status: response.status, body: response.body, headers: replayed };
     },

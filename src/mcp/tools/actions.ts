@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { z } from "zod";
 import { ActionJson, listOf, type PublicAction } from "../../domain/public.js";
 import { isTerminal } from "../../domain/status.js";
@@ -11,24 +10,6 @@ import { defineTool, type ToolContext, type ToolResult } from "../tool.js";
 async function settle(context: ToolContext, id: string, seconds: number, note?: string): Promise<ToolResult<PublicAction>> {
   const action = context.engine.present(await context.waitFor(id, seconds));
   return { structured: action, text: note ? `${note}\n${describeAction(action)}` : describeAction(action), action };
-}
-
-/**
- * The same canonical hash as REST's Idempotency-Key (sha256 of the body with its keys
- * sorted), so a key reused across REST and MCP with the same request replays.
- */
-function requestHash(body: unknown): string {
-  const keys = new Set<string>();
-  const collect = (value: unknown): void => {
-    if (value && typeof value === "object") {
-      for (const [key, inner] of Object.entries(value)) {
-        keys.add(key);
-        collect(inner);
-      }
-    }
-  };
-  collect(body);
-  return createHash("sha256").update(JSON.stringify(body, [...keys].sort())).digest("hex");
 }
 
 export const actionTools = [
@@ -53,7 +34,7 @@ export const actionTools = [
     async handle({ idempotency_key, wait_seconds, ...body }, context) {
       const { engine, principal } = context;
       if (idempotency_key === undefined) return settle(context, engine.createAction(principal, body).id, wait_seconds);
-      const response = await engine.runOnce(principal, idempotency_key, requestHash(body), async (attach) => {
+      const response = await engine.runOnce(principal, idempotency_key, body, async (attach) => {
         const action = engine.createAction(principal, body);
         attach(action.id);
         return { status: isTerminal(action.status) ? 200 : 202, body: engine.present(action) };

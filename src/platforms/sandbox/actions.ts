@@ -41,11 +41,13 @@ export const lookupPerson: ActionHandler = async (context) => {
   const url = "url" in params ? sameOrigin(context, params.url) : context.baseUrl + PATHS.person(params.handle);
   await page.goto(url);
   await context.settle({ person: PAGES.personName(page) });
-  const main = page.getByRole("main");
-  const handle = (await main.getByText(/^@[\w.-]+$/).first().innerText()).trim().slice(1);
+  const handleLine = page.getByRole("main").getByText(/^@[\w.-]+$/).first();
+  const handle = (await handleLine.innerText()).trim().slice(1);
   const name = (await PAGES.personName(page).innerText()).trim();
-  const paragraphs = await main.getByRole("paragraph").allInnerTexts();
-  const headline = paragraphs.map((text) => text.trim()).find((text) => text && text !== `@${handle}`) ?? "";
+  // The headline is the line right under the handle; it is empty when the person wrote none
+  // (the next non-empty text would be the "Message" button or a post).
+  const headlineLine = handleLine.locator("xpath=following-sibling::p[1]");
+  const headline = (await headlineLine.count()) > 0 ? (await headlineLine.innerText()).trim() : "";
   return { handle, name, headline, url: page.url() };
 };
 
