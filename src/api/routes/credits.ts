@@ -1,4 +1,6 @@
 import { CreditsJson, PlatformJson, listOf } from "../../domain/public.js";
+import { AppError } from "../../domain/errors.js";
+import { ROLE_PERMISSIONS, type Principal } from "../../domain/keys.js";
 import { defineRoute } from "../route.js";
 import { errorResponses } from "./common.js";
 
@@ -14,6 +16,21 @@ export const creditRoutes = [
     },
   }),
   defineRoute({
+    method: "post",
+    path: "/v1/credits/top-ups",
+    tag: "credits",
+    summary: "Top up credits with x402 (not implemented)",
+    description: "Not implemented yet: answers 501. New workspaces start with ACTION_SERVICE_FREE_CREDITS.",
+    responses: { 501: { description: "Not implemented." }, ...errorResponses(401, 403, 429) },
+    handle({ principal }) {
+      requirePayPermission(principal);
+      return {
+        status: 501,
+        body: { error: { code: "not_implemented", message: "x402 top-ups are not implemented yet. New workspaces start with ACTION_SERVICE_FREE_CREDITS credits." } },
+      };
+    },
+  }),
+  defineRoute({
     method: "get",
     path: "/v1/platforms",
     tag: "platforms",
@@ -25,3 +42,7 @@ export const creditRoutes = [
     },
   }),
 ];
+
+function requirePayPermission(principal: Principal): void {
+  if (!ROLE_PERMISSIONS[principal.role].has("pay")) throw new AppError("forbidden", `This key (role ${principal.role}) may not top up credits.`);
+}
