@@ -52,6 +52,13 @@ export function normalizeCode(input: string): string {
   return input.replace(/[\s-]/g, "");
 }
 
+/** A security answer as people type it: surrounding spaces and letter case do not matter. */
+export function securityAnswerMatches(user: User, input: string): boolean {
+  const normalize = (text: string) => text.trim().toLowerCase();
+  const expected = user.security?.answer;
+  return expected !== undefined && normalize(input) !== "" && normalize(input) === normalize(expected);
+}
+
 /** "carol@sandbox.example" → "c***@sandbox.example" */
 export function maskEmail(email: string): string {
   const at = email.indexOf("@");

@@ -3,7 +3,7 @@ import type { ChallengeKind, SandboxState } from "./state.js";
 export const SEED_PASSWORD = "sandbox-password";
 export const BOB_TOTP_SECRET = "JBSWY3DPEHPK3PXP";
 
-const PEOPLE: ReadonlyArray<{ handle: string; name: string; headline: string; challenge: ChallengeKind }> = [
+const PEOPLE: ReadonlyArray<{ handle: string; name: string; headline: string; challenge: ChallengeKind; messaging?: boolean }> = [
   { handle: "alice", name: "Alice Johnson", headline: "Product designer at Northwind · sketching in the margins", challenge: "none" },
   { handle: "bob", name: "Bob Martinez", headline: "Backend engineer · coffee, queues and long bike rides", challenge: "totp" },
   { handle: "carol", name: "Carol Nguyen", headline: "Community manager for the Riverside makers' club", challenge: "email" },
@@ -11,6 +11,10 @@ const PEOPLE: ReadonlyArray<{ handle: string; name: string; headline: string; ch
   { handle: "erin", name: "Erin Schmidt", headline: "Data scientist · maps, models and mountains", challenge: "device" },
   { handle: "frank", name: "Frank Rossi", headline: "Chef at Trattoria Frank · fresh pasta daily", challenge: "captcha" },
   { handle: "grace", name: "Grace Kim", headline: "Marketing lead · runner · dog person", challenge: "checkpoint" },
+  // Asked "What was the name of your first pet?" (answer "biscuit").
+  { handle: "heidi", name: "Heidi Larsen", headline: "Librarian · board games and bad puns", challenge: "question" },
+  // No direct messages on this account: every messages page says so.
+  { handle: "ivan", name: "Ivan Petrov", headline: "Carpenter · oak, walnut and patience", challenge: "none", messaging: false },
 ];
 
 const POSTS: ReadonlyArray<{ author: string; text: string; minutesAgo: number }> = [

@@ -29,6 +29,8 @@ export interface Skin {
     password: string;
     signInButton: string;
     code: string;
+    /** The answer field of the security-question challenge. */
+    answer: string;
     verifyButton: string;
     resendButton: string;
     remember: string;
@@ -73,6 +75,7 @@ export const CLASSIC: Skin = {
     password: "Password",
     signInButton: "Sign in",
     code: "Security code",
+    answer: "Your answer",
     verifyButton: "Verify",
     resendButton: "Send a new code",
     remember: "Remember this device",
@@ -117,6 +120,7 @@ export const REDESIGN: Skin = {
     password: "Passcode",
     signInButton: "Continue",
     code: "Verification code",
+    answer: "Security answer",
     verifyButton: "Confirm",
     resendButton: "Resend code",
     remember: "Trust this browser",

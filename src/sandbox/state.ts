@@ -1,8 +1,12 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** How a user's sign-in is challenged after the password. */
-export const CHALLENGE_KINDS = ["none", "totp", "email", "sms", "device", "captcha", "checkpoint"] as const;
+export const CHALLENGE_KINDS = ["none", "totp", "email", "sms", "device", "captcha", "question", "checkpoint"] as const;
 export type ChallengeKind = (typeof CHALLENGE_KINDS)[number];
+
+/** What a `question` user is asked when created without a question of their own. */
+export const DEFAULT_SECURITY_QUESTION = "What was the name of your first pet?";
+export const DEFAULT_SECURITY_ANSWER = "biscuit";
 
 export const POST_MAX_LENGTH = 500;
 export const MESSAGE_MAX_LENGTH = 2000;
@@ -19,6 +23,10 @@ export interface User {
   totpSecret?: string;
   /** The last TOTP time step accepted for this user: that step and older ones are refused. */
   lastTotpStep?: number;
+  /** The security question and its answer (asked by the `question` challenge). */
+  security?: { question: string; answer: string };
+  /** Whether the account has direct messages; without them every messages page says so. */
+  messaging: boolean;
   email: string;
   phone: string;
   createdAt: Date;
@@ -33,6 +41,10 @@ export interface NewUser {
   totpSecret?: string;
   email?: string;
   phone?: string;
+  securityQuestion?: string;
+  securityAnswer?: string;
+  /** Default true. */
+  messaging?: boolean;
 }
 
 export interface Post { id: string; author: string; text: string; createdAt: Date }
@@ -85,11 +97,18 @@ export class SandboxState {
       headline: input.headline ?? "",
       passwordDigest: digest(input.password),
       challenge: input.challenge,
+      messaging: input.messaging ?? true,
       email: input.email ?? `${handle}@sandbox.example`,
       phone: input.phone ?? fakePhone(handle),
       createdAt: this.clock(),
     };
     if (input.totpSecret !== undefined) user.totpSecret = input.totpSecret;
+    if (input.challenge === "question" || input.securityQuestion !== undefined || input.securityAnswer !== undefined) {
+      user.security = {
+        question: input.securityQuestion ?? DEFAULT_SECURITY_QUESTION,
+        answer: input.securityAnswer ?? DEFAULT_SECURITY_ANSWER,
+      };
+    }
     this.users.set(handle, user);
     return user;
   }

@@ -107,6 +107,27 @@ describe("challenges", () => {
     expect(failed.error.message).toMatch(/3 answers/);
   });
 
+  it("a security question pauses as kind other with the question as message; a wrong answer is refused, the right one signs in", async () => {
+    const handle = await live.user("question");
+    const accountId = await live.account(handle);
+    const paused = await live.run(accountId, "connect");
+    expect(paused).toMatchObject({ status: "needs_input", challenge: { kind: "other", message: "What was the name of your first pet?" } });
+    const again = await answer(paused.id, "rover");
+    expect(again).toMatchObject({ status: "needs_input", challenge: { kind: "other", expires_at: paused.challenge.expires_at } });
+    expect(again.challenge.message).toBe("Your answer was refused: That answer doesn't match our records. 2 attempts left.");
+    const done = await answer(paused.id, "Biscuit");
+    expect(done).toMatchObject({ status: "succeeded", result: { profile: { handle } } });
+    expect(statusesOf(paused.id)).toEqual(["queued", "running", "needs_input", "running", "needs_input", "running", "succeeded"]);
+  });
+
+  it("three refused answers to a security question fail the action with login_failed", async () => {
+    const accountId = await live.account(await live.user("question", { security_question: "Your favourite colour?", security_answer: "teal" }));
+    const paused = await live.run(accountId, "connect");
+    expect(paused.challenge).toMatchObject({ kind: "other", message: "Your favourite colour?" });
+    for (const left of [2, 1]) expect((await answer(paused.id, "red")).challenge.message).toMatch(`${left} attempt`);
+    expect(await answer(paused.id, "red")).toMatchObject({ status: "failed", error: { code: "login_failed" } });
+  });
+
   it("canceling an action at needs_input closes its page and releases its credits", async () => {
     const handle = await live.user("email");
     const accountId = await live.account(handle);

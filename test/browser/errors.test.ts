@@ -71,6 +71,19 @@ describe("action errors", () => {
     expect(action).toMatchObject({ status: "failed", error: { code: "not_found" } });
   });
 
+  it("unsupported: the account has no direct messages, at no cost", async () => {
+    const handle = await live.user("none", { messaging: false });
+    const accountId = await live.account(handle);
+    const before = (await live.api("GET", "/v1/credits")).json.balance;
+    const sent = await live.run(accountId, "send_message", { to: "alice", text: `Hi from ${handle}` });
+    expect(sent).toMatchObject({ status: "failed", error: { code: "unsupported" }, cost: 0 });
+    expect(sent.error.message).toMatch(/no direct messages/);
+    for (const params of [{ with: "alice" }, { conversation_id: "zzzzzzzzzzzz" }]) {
+      expect(await live.run(accountId, "lookup_conversation", params)).toMatchObject({ status: "failed", error: { code: "unsupported" }, cost: 0 });
+    }
+    expect((await live.api("GET", "/v1/credits")).json.balance).toBe(before);
+  });
+
   it("invalid_input: a post longer than the platform allows, at no cost", async () => {
     const { handle, accountId } = await connectedAccount();
     const action = await live.run(accountId, "post", { text: "x".repeat(501) });

@@ -23,8 +23,11 @@ export interface LiveService {
   /** Waits until the action has ended (succeeded, failed or canceled), through any pause. */
   finished(actionId: string, timeoutMs?: number): Promise<any>;
   sandboxApi(method: string, path: string, body?: unknown): Promise<any>;
-  /** Creates a sandbox user no other test uses (password `sandbox-password`) and returns its handle. */
-  user(challenge: SandboxChallenge): Promise<string>;
+  /**
+   * Creates a sandbox user no other test uses (password `sandbox-password`) and returns its handle;
+   * `extra` holds more control-API fields (`messaging`, `security_question`, `security_answer`).
+   */
+  user(challenge: SandboxChallenge, extra?: Record<string, unknown>): Promise<string>;
   /** The newest code the sandbox sent the user (e-mail or text message). */
   latestCode(handle: string): Promise<string>;
   /** Every status the action went through in this process, in order, with when it was seen. */
@@ -36,7 +39,7 @@ export interface LiveService {
   close(): Promise<void>;
 }
 
-export type SandboxChallenge = "none" | "totp" | "email" | "sms" | "device" | "captcha" | "checkpoint";
+export type SandboxChallenge = "none" | "totp" | "email" | "sms" | "device" | "captcha" | "question" | "checkpoint";
 
 export interface LiveServiceOptions {
   env?: Record<string, string>;
@@ -120,13 +123,13 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
       const text = await response.text();
       return text ? JSON.parse(text) : undefined;
     },
-    async user(challenge) {
+    async user(challenge, extra = {}) {
       users += 1;
       const handle = `${challenge.slice(0, 4)}_${process.pid.toString(36)}${Date.now().toString(36)}${users}`.slice(0, 30);
       const created = await fetch(`${sandbox.url}/_sandbox/users`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ handle, name: `Test ${handle}`, password: "sandbox-password", challenge }),
+        body: JSON.stringify({ handle, name: `Test ${handle}`, password: "sandbox-password", challenge, ...extra }),
       });
       if (created.status !== 201) throw new Error(`sandbox user: ${created.status} ${await created.text()}`);
       return handle;

@@ -141,6 +141,8 @@ describe("the control API", () => {
     expect((await control(sandbox.url, "POST", "/users", { handle, name: "No password", challenge: "none" })).status).toBe(422);
     expect((await control(sandbox.url, "POST", "/users", { ...user, handle: "Not A Handle" })).status).toBe(422);
     expect((await control(sandbox.url, "POST", "/users", { ...user, totp_secret: "not-base32!" })).status).toBe(422);
+    expect((await control(sandbox.url, "POST", "/users", { ...user, security_answer: "  " })).status).toBe(422);
+    expect((await control(sandbox.url, "POST", "/users", { ...user, messaging: "no" })).status).toBe(422);
     const created = await control(sandbox.url, "POST", "/users", user);
     expect(created.status).toBe(201);
     expect(created.json).toMatchObject({ handle, name: "Control Test", challenge: "sms" });
@@ -164,6 +166,27 @@ describe("the control API", () => {
   it("generates a TOTP secret for a totp user created without one", async () => {
     const user = await createUser(sandbox.url, "totp");
     expect(user.totp_secret).toMatch(/^[A-Z2-7]{32}$/);
+  });
+});
+
+describe("the security question", () => {
+  it("takes the answer trimmed and in any case, and ends the attempt after 5 wrong answers", async () => {
+    const { client, controlApi } = withClock();
+    const created = await controlApi("/users", { handle: "quiz", name: "Quiz", password: PASSWORD, challenge: "question", security_answer: "Blue" });
+    expect(created.json).toMatchObject({ challenge: "question", security_question: "What was the name of your first pet?", messaging: true });
+    expect((await signIn(client, "quiz")).headers.get("location")).toBe("/login/challenge");
+    const { csrf, body } = await client.page("/login/challenge");
+    expect(body).toContain("<p>What was the name of your first pet?</p>");
+    for (const wrong of ["biscuit", "", "blu", "blue!"]) {
+      expect((await client.postForm("/login/challenge", { _csrf: csrf, answer: wrong })).status).toBe(422);
+    }
+    const last = await client.postForm("/login/challenge", { _csrf: csrf, answer: "red" });
+    expect(last.headers.get("location")).toBe("/login");
+    expect((await client.page("/login")).body).toContain("Too many incorrect answers. Sign in again.");
+    await signIn(client, "quiz");
+    const right = await client.postForm("/login/challenge", { _csrf: csrf, answer: "  bLUE " });
+    expect(right.status).toBe(303);
+    expect(right.headers.get("location")).toBe("/feed");
   });
 });
 

@@ -135,6 +135,47 @@ describe("signing in to the sandbox", () => {
     await heading(page, "Feed");
   });
 
+  it("asks heidi her security question, refuses a wrong answer, and takes the right one typed loosely", async () => {
+    await submitSignIn(page, sandbox.url, "heidi");
+    await heading(page, "Answer your security question");
+    expect((await page.getByRole("main").getByRole("paragraph").first().innerText()).trim()).toBe("What was the name of your first pet?");
+    await page.screenshot({ path: `${ARTIFACTS}/sandbox-question.png` });
+    await page.getByLabel("Your answer").fill("rover");
+    await page.getByRole("button", { name: "Verify" }).click();
+    await page.getByRole("alert").filter({ hasText: "That answer doesn't match our records." }).waitFor();
+    await heading(page, "Answer your security question");
+    await page.getByLabel("Your answer").fill("  BISCUIT ");
+    await page.getByLabel("Remember this device").check();
+    await page.getByRole("button", { name: "Verify" }).click();
+    await heading(page, "Feed");
+
+    // The device is remembered: the next sign-in skips the question.
+    await control(sandbox.url, "POST", "/users/heidi/sessions/expire");
+    await submitSignIn(page, sandbox.url, "heidi");
+    await heading(page, "Feed");
+  });
+
+  it("asks a user created with her own question, in the redesign's words", async () => {
+    const user = await createUser(sandbox.url, "question", { security_question: "In which town were you born?", security_answer: "Tromsø" });
+    expect(user).toMatchObject({ challenge: "question", security_question: "In which town were you born?" });
+    await control(sandbox.url, "POST", "/settings", { redesign: true });
+    try {
+      await page.goto(`${sandbox.url}/account/signin`);
+      await page.getByLabel("Email or username").fill(user.handle);
+      await page.getByLabel("Passcode").fill("sandbox-password");
+      await page.getByRole("button", { name: "Continue" }).click();
+      await heading(page, "Answer your security question");
+      await page.getByText("In which town were you born?", { exact: true }).waitFor();
+      expect(await page.getByLabel("Your answer").count()).toBe(0);
+      expect(await page.getByLabel("Trust this browser").count()).toBe(1);
+      await page.getByLabel("Security answer").fill("tromsø");
+      await page.getByRole("button", { name: "Confirm" }).click();
+      await heading(page, "Home");
+    } finally {
+      await control(sandbox.url, "POST", "/settings", { redesign: false });
+    }
+  });
+
   it("keeps grace at the restricted-account page whatever she does", async () => {
     await submitSignIn(page, sandbox.url, "grace");
     await heading(page, "Your account has been restricted");

@@ -101,6 +101,33 @@ describe("the sandbox site, driven like a person", () => {
     await heading(page, "This page isn't available");
   });
 
+  it("shows an account without direct messages 'Messaging isn't available' on every messages page, uncounted", async () => {
+    await signInOverHttp(context, sandbox.url, "ivan");
+    await control(sandbox.url, "POST", "/settings", { rate_limit: { max: 1, window_seconds: 600 } });
+    try {
+      for (const path of ["/messages", "/messages/new?to=alice", "/messages/new", "/messages/zzzzzzzzzzzz"]) {
+        const response = await page.goto(`${sandbox.url}${path}`);
+        expect(response?.status(), path).toBe(403);
+        await heading(page, "Messaging isn't available");
+        await page.getByText("Direct messages aren't available for your account.").waitFor();
+        expect(await page.getByLabel("Write a message").count()).toBe(0);
+      }
+      await page.screenshot({ path: `${ARTIFACTS}/sandbox-messaging-off.png` });
+      const csrf = await page.locator("input[name=_csrf]").first().inputValue();
+      const sent = await context.request.post(`${sandbox.url}/messages/new`, { form: { _csrf: csrf, to: "alice", text: "Hello?" }, maxRedirects: 0 });
+      expect(sent.status()).toBe(403);
+      expect(await sent.text()).toContain("Messaging isn&#39;t available");
+      // None of those counted: the one action the window allows is still there.
+      expect((await page.goto(`${sandbox.url}/people/alice`))?.status()).toBe(200);
+
+      await control(sandbox.url, "POST", "/settings", { redesign: true });
+      expect((await page.goto(`${sandbox.url}/inbox`))?.status()).toBe(403);
+      await heading(page, "Messaging isn't available");
+    } finally {
+      await control(sandbox.url, "POST", "/settings", { redesign: false, rate_limit: { max: 1000, window_seconds: 60 } });
+    }
+  });
+
   it("shows the slow-down page once a user does too much in the window", async () => {
     const user = await createUser(sandbox.url, "none");
     await signInOverHttp(context, sandbox.url, user.handle);

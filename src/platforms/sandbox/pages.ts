@@ -1,4 +1,4 @@
-import type { Page } from "playwright";
+import type { Locator, Page } from "playwright";
 import type { ChallengeKind } from "../../domain/challenges.js";
 import type { FailureDetector } from "../driver.js";
 
@@ -35,17 +35,25 @@ export const SIGN_IN = {
   password: (page: Page) => page.getByLabel("Password"),
   submit: (page: Page) => page.getByRole("button", { name: "Sign in", exact: true }),
   code: (page: Page) => page.getByLabel("Security code"),
+  answer: (page: Page) => page.getByLabel("Your answer"),
   remember: (page: Page) => page.getByLabel("Remember this device"),
   verify: (page: Page) => page.getByRole("button", { name: "Verify", exact: true }),
 };
 
-/** Challenge pages by their heading, and the challenge kind each one is. */
-export const CHALLENGE_PAGES: readonly { kind: ChallengeKind; heading: string }[] = [
-  { kind: "two_factor_code", heading: "Two-factor authentication" },
-  { kind: "email_code", heading: "Check your email" },
-  { kind: "sms_code", heading: "Check your phone" },
+/**
+ * Challenge pages by their heading, the challenge kind each one is, and the field an answer is
+ * typed into. A page without a field moves on only on the page (the live browser, another device).
+ */
+export interface ChallengePage { kind: ChallengeKind; heading: string; field?: (page: Page) => Locator }
+
+export const CHALLENGE_PAGES: readonly ChallengePage[] = [
+  { kind: "two_factor_code", heading: "Two-factor authentication", field: SIGN_IN.code },
+  { kind: "email_code", heading: "Check your email", field: SIGN_IN.code },
+  { kind: "sms_code", heading: "Check your phone", field: SIGN_IN.code },
   { kind: "device_approval", heading: "Check your other device" },
   { kind: "captcha", heading: "Let's make sure you're a person" },
+  // A security question: the page's first paragraph is the question.
+  { kind: "other", heading: "Answer your security question", field: SIGN_IN.answer },
 ];
 
 export function challengeHeading(page: Page, heading: string) {
@@ -68,6 +76,11 @@ export const FAILURES: readonly FailureDetector[] = [
     code: "not_found",
     locate: (page) => page.getByRole("heading", { name: "This page isn't available" }),
     message: "The platform says this page isn't available: the post, person or conversation does not exist or is not visible to the account.",
+  },
+  {
+    code: "unsupported",
+    locate: (page) => page.getByRole("heading", { name: "Messaging isn't available" }),
+    message: "The platform offers no direct messages to this account: \"Direct messages aren't available for your account.\"",
   },
 ];
 

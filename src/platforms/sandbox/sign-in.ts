@@ -1,7 +1,8 @@
 import { TOTP } from "otpauth";
+import type { Locator } from "playwright";
 import { ActionFailure } from "../../domain/errors.js";
 import type { DriverContext } from "../driver.js";
-import { CHALLENGE_PAGES, PAGES, PATHS, SIGN_IN, challengeHeading } from "./pages.js";
+import { CHALLENGE_PAGES, PAGES, PATHS, SIGN_IN, challengeHeading, type ChallengePage } from "./pages.js";
 
 const TOTP_PERIOD_MS = 30_000;
 
@@ -62,33 +63,36 @@ function leftChallenge(context: DriverContext) {
     });
 }
 
-async function answerChallenge(context: DriverContext, challenge: (typeof CHALLENGE_PAGES)[number]): Promise<void> {
+async function answerChallenge(context: DriverContext, challenge: ChallengePage): Promise<void> {
   const { page } = context;
   const message = (await page.getByRole("main").getByRole("paragraph").first().innerText()).trim();
   // Remembering the device spares the next sign-in its challenge.
   const remember = SIGN_IN.remember(page);
   if ((await remember.count()) > 0) await remember.check();
-  if (challenge.kind === "device_approval" || challenge.kind === "captcha") {
+  const field = challenge.field?.(page);
+  if (!field) {
+    // Nothing to type: only the other device or the live browser moves this page on.
     await context.challenge({ kind: challenge.kind, message, resolvedOnPage: leftChallenge(context) });
     return;
   }
   const { totpSecret } = context.secrets();
-  if (challenge.kind === "two_factor_code" && totpSecret) return submitStoredTotp(context, totpSecret);
+  if (challenge.kind === "two_factor_code" && totpSecret) return submitStoredTotp(context, field, totpSecret);
   const answer = await context.challenge({ kind: challenge.kind, message, resolvedOnPage: leftChallenge(context) });
   if (answer === undefined) return;
-  await submitCode(context, answer);
-  const after = await context.settle({ home: PAGES.home(page), refused: SIGN_IN.code(page), signIn: PAGES.signIn(page) });
+  await submitAnswer(context, field, answer);
+  const after = await context.settle({ home: PAGES.home(page), refused: field, signIn: PAGES.signIn(page) });
   if (after === "refused") context.refuseAnswer(await alertText(context));
-  if (after === "signIn") throw new ActionFailure("login_failed", `The platform refused the code: ${await alertText(context)}`);
+  if (after === "signIn") throw new ActionFailure("login_failed", `The platform refused the answer: ${await alertText(context)}`);
 }
 
-async function submitCode(context: DriverContext, code: string): Promise<void> {
-  await SIGN_IN.code(context.page).fill(code);
+/** Types a code or an answer into the challenge page's field and submits it. */
+async function submitAnswer(context: DriverContext, field: Locator, answer: string): Promise<void> {
+  await field.fill(answer);
   await SIGN_IN.verify(context.page).click();
 }
 
 /** Computes the code from the stored secret, never submitting the same time step twice. */
-async function submitStoredTotp(context: DriverContext, secret: string): Promise<void> {
+async function submitStoredTotp(context: DriverContext, field: Locator, secret: string): Promise<void> {
   const totp = new TOTP({ secret, digits: 6, period: 30, algorithm: "SHA1" });
   let now = context.clock.now().getTime();
   let step = Math.floor(now / TOTP_PERIOD_MS);
@@ -98,8 +102,8 @@ async function submitStoredTotp(context: DriverContext, secret: string): Promise
     now = context.clock.now().getTime();
     step = Math.floor(now / TOTP_PERIOD_MS);
   }
-  await submitCode(context, totp.generate({ timestamp: step * TOTP_PERIOD_MS }));
-  const after = await context.settle({ home: PAGES.home(context.page), refused: SIGN_IN.code(context.page), signIn: PAGES.signIn(context.page) });
+  await submitAnswer(context, field, totp.generate({ timestamp: step * TOTP_PERIOD_MS }));
+  const after = await context.settle({ home: PAGES.home(context.page), refused: field, signIn: PAGES.signIn(context.page) });
   if (after !== "home") throw new ActionFailure("login_failed", `The platform refused the code computed from the stored TOTP secret: ${await alertText(context)} Fix it with PATCH /v1/accounts/{id}.`);
 }
 

@@ -88,3 +88,17 @@ export function newMessageBody(view: NewMessageView): SafeHtml {
   const form = messageForm(skin, view.csrf, newMessagePath(skin), undefined, view.draft, view.to);
   return html`<h1>${skin.text.newMessageHeading}</h1>${intro}${alert(view.error)}<section class="card panel">${form}</section>`;
 }
+
+/** What every messages page shows to an account without direct messages (the same words in both skins). */
+export const MESSAGING_OFF = {
+  heading: "Messaging isn't available",
+  text: "Direct messages aren't available for your account.",
+} as const;
+
+export function messagingOffBody(skin: Skin): SafeHtml {
+  return html`<section class="card panel narrow">
+      <h1>${MESSAGING_OFF.heading}</h1>
+      <p>${MESSAGING_OFF.text}</p>
+      <p><a href="${skin.paths.home}">Go to ${skin.text.brand}</a></p>
+    </section>`;
+}

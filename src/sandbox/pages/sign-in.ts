@@ -10,8 +10,10 @@ export const SIGN_IN_TEXT = {
   unknownUser: "We couldn't find an account with that username.",
   wrongPassword: "The password you entered is incorrect.",
   wrongCode: "That code didn't work. Check the code and try again.",
+  wrongAnswer: "That answer doesn't match our records.",
   expiredCode: "That code has expired. Send a new code and try again.",
   tooManyCodes: "Too many incorrect codes. Sign in again.",
+  tooManyAnswers: "Too many incorrect answers. Sign in again.",
   attemptExpired: "Your sign-in attempt expired. Sign in again.",
   codeResent: "We sent you a new code.",
   notApproved: "We haven't received your approval yet. Approve the sign-in on your other device, then try again.",
@@ -54,6 +56,8 @@ export function challengeIntro(user: User, pending: PendingSignIn): { heading: s
       return { heading: "Check your other device", intro: "We sent a sign-in request to your other device. Approve it there to continue." };
     case "captcha":
       return { heading: "Let's make sure you're a person", intro: `Select all tiles showing a ${pending.captcha?.word ?? ""}` };
+    case "question":
+      return { heading: "Answer your security question", intro: user.security?.question ?? "" };
     case "checkpoint":
       return { heading: "Your account has been restricted", intro: "We restricted your account. We noticed activity on it that doesn't follow our rules, so you can't use Sandbox Social for now." };
   }
@@ -77,6 +81,17 @@ function codeForm(view: ChallengeView): SafeHtml {
       ${rememberBox(skin)}
       <div class="actions"><button type="submit">${skin.text.verifyButton}</button></div>
     </form>${resend}`;
+}
+
+function questionForm(view: ChallengeView): SafeHtml {
+  const { skin } = view;
+  return html`<form method="post" action="${skin.paths.challenge}">
+      ${csrfField(view.csrf)}
+      <label for="answer">${skin.text.answer}</label>
+      <input type="text" id="answer" name="answer" autocomplete="off" maxlength="200">
+      ${rememberBox(skin)}
+      <div class="actions"><button type="submit">${skin.text.verifyButton}</button></div>
+    </form>`;
 }
 
 // Polls the sign-in status and submits the form (with the checkbox) once the other device approved.
@@ -129,6 +144,7 @@ export function challengeBody(view: ChallengeView): SafeHtml {
   const kind = view.pending.kind;
   const form = kind === "device" ? deviceForm(view)
     : kind === "captcha" ? captchaForm(view)
+    : kind === "question" ? questionForm(view)
     : kind === "checkpoint" ? checkpointBody(view)
     : codeForm(view);
   const word = view.pending.captcha?.word;

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import {
-  CODE_LIFETIME_MS, MAX_CODE_ATTEMPTS, captchaSolved, newCaptcha, newCode, normalizeCode, verifyTotp,
+  CODE_LIFETIME_MS, MAX_CODE_ATTEMPTS, captchaSolved, newCaptcha, newCode, normalizeCode, securityAnswerMatches, verifyTotp,
 } from "../challenges.js";
 import {
   errorPage, fields, onlyIn, renderPage, safeNext, setSessionCookie,
@@ -119,6 +119,15 @@ async function postChallenge(c: Ctx, deps: SandboxDeps): Promise<Response> {
       if (pending.captcha && captchaSolved(pending.captcha, form.tiles)) return completeSignIn(c, deps, user, pending.next, remember);
       pending.captcha = newCaptcha();
       return showChallenge(c, user, pending, { error: SIGN_IN_TEXT.wrongTiles });
+    }
+    case "question": {
+      // Wrong answers count toward the same limit as wrong codes.
+      const form = fields(c, "answer");
+      if (!form) return errorPage(c, 400);
+      if (securityAnswerMatches(user, form.answer)) return completeSignIn(c, deps, user, pending.next, remember);
+      pending.attempts += 1;
+      if (pending.attempts >= MAX_CODE_ATTEMPTS) return abandon(c, SIGN_IN_TEXT.tooManyAnswers);
+      return showChallenge(c, user, pending, { error: SIGN_IN_TEXT.wrongAnswer });
     }
     case "checkpoint":
       return showChallenge(c, user, pending);

@@ -13,6 +13,9 @@ const NewUserBody = z.strictObject({
   headline: z.string().max(200).optional(),
   email: z.email().optional(),
   phone: z.string().regex(/^\+?[0-9 ()-]{6,20}$/).optional(),
+  security_question: z.string().trim().min(1).max(200).optional(),
+  security_answer: z.string().trim().min(1).max(200).optional(),
+  messaging: z.boolean().optional(),
 });
 
 const ApproveBody = z.strictObject({ handle: z.string().min(1) });
@@ -49,7 +52,10 @@ async function readBody<T>(c: Context, schema: z.ZodType<T>): Promise<T | Respon
 }
 
 function userJson(user: User) {
-  return { handle: user.handle, name: user.name, headline: user.headline, challenge: user.challenge, email: user.email, phone: user.phone };
+  return {
+    handle: user.handle, name: user.name, headline: user.headline, challenge: user.challenge, email: user.email, phone: user.phone,
+    messaging: user.messaging, ...(user.security ? { security_question: user.security.question } : {}),
+  };
 }
 
 function postJson(post: Post) {
@@ -77,6 +83,9 @@ export function controlRoutes(deps: SandboxDeps): Hono {
       ...(totpSecret !== undefined ? { totpSecret: totpSecret.replace(/\s+/g, "").toUpperCase() } : {}),
       ...(body.email !== undefined ? { email: body.email } : {}),
       ...(body.phone !== undefined ? { phone: body.phone } : {}),
+      ...(body.security_question !== undefined ? { securityQuestion: body.security_question } : {}),
+      ...(body.security_answer !== undefined ? { securityAnswer: body.security_answer } : {}),
+      ...(body.messaging !== undefined ? { messaging: body.messaging } : {}),
     });
     if (!user) return fail(c, { status: 409, code: "conflict", message: `The handle ${body.handle} is taken.` });
     return c.json({ ...userJson(user), ...(user.totpSecret ? { totp_secret: user.totpSecret } : {}) }, 201);

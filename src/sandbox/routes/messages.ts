@@ -1,25 +1,35 @@
-import type { Hono } from "hono";
+import type { Hono, MiddlewareHandler } from "hono";
 import {
   errorPage, fields, onlyIn, rateLimited, renderPage, requireViewer, type Ctx, type SandboxDeps, type SandboxEnv,
 } from "../http.js";
-import { MESSAGE_REFUSALS, conversationBody, conversationListBody, newMessageBody } from "../pages/messages.js";
+import {
+  MESSAGE_REFUSALS, MESSAGING_OFF, conversationBody, conversationListBody, messagingOffBody, newMessageBody,
+} from "../pages/messages.js";
 import { SKINS, conversationPath, type Skin } from "../skin.js";
 import type { Conversation, User } from "../state.js";
 
 /**
  * Conversations, for both skins. Counted toward the rate limit: viewing a conversation page and
- * sending a message (from a conversation or from the new-message form).
+ * sending a message (from a conversation or from the new-message form). An account without
+ * direct messages gets the "Messaging isn't available" page (403, not counted) on every one of them.
  */
 export function registerMessageRoutes(app: Hono<SandboxEnv>, deps: SandboxDeps): void {
   const authorOf = (handle: string) => deps.state.users.get(handle);
   const otherIn = (conversation: Conversation, viewer: User) =>
     authorOf(conversation.participants[0] === viewer.handle ? conversation.participants[1] : conversation.participants[0]);
 
+  // Signed-out browsers go on (to be sent to sign-in); an account without messages stops here.
+  const messagingOn: MiddlewareHandler<SandboxEnv> = async (c, next) => {
+    const viewer = c.var.viewer;
+    if (!viewer || viewer.messaging) return next();
+    return renderPage(c, MESSAGING_OFF.heading, messagingOffBody(c.var.skin), 403);
+  };
+
   for (const skin of SKINS) {
     const guard = onlyIn(skin);
     const base = skin.paths.messages;
 
-    app.get(base, guard, (c) => {
+    app.get(base, guard, messagingOn, (c) => {
       const viewer = requireViewer(c);
       if (viewer instanceof Response) return viewer;
       const rows = deps.state.conversationsOf(viewer.handle).flatMap((conversation) => {
@@ -30,7 +40,7 @@ export function registerMessageRoutes(app: Hono<SandboxEnv>, deps: SandboxDeps):
     });
 
     // Opens the conversation with ?to=HANDLE if there is one, else shows the new-message form.
-    app.get(`${base}/new`, guard, (c) => {
+    app.get(`${base}/new`, guard, messagingOn, (c) => {
       const viewer = requireViewer(c);
       if (viewer instanceof Response) return viewer;
       const to = normalizeHandle(c.req.query("to") ?? "");
@@ -43,7 +53,7 @@ export function registerMessageRoutes(app: Hono<SandboxEnv>, deps: SandboxDeps):
       return newMessage(c, skin, { to, recipient });
     });
 
-    app.post(`${base}/new`, guard, (c) => {
+    app.post(`${base}/new`, guard, messagingOn, (c) => {
       const viewer = requireViewer(c);
       if (viewer instanceof Response) return viewer;
       const form = fields(c, "to", "text");
@@ -62,7 +72,7 @@ export function registerMessageRoutes(app: Hono<SandboxEnv>, deps: SandboxDeps):
       return c.redirect(`${conversationPath(skin, result.conversation.id)}#message-${result.message.id}`, 303);
     });
 
-    app.get(`${base}/:id`, guard, (c) => {
+    app.get(`${base}/:id`, guard, messagingOn, (c) => {
       const viewer = requireViewer(c);
       if (viewer instanceof Response) return viewer;
       const limited = rateLimited(c, deps, viewer);
@@ -70,7 +80,7 @@ export function registerMessageRoutes(app: Hono<SandboxEnv>, deps: SandboxDeps):
       return showConversation(c, skin, viewer, c.req.param("id"));
     });
 
-    app.post(`${base}/:id`, guard, (c) => {
+    app.post(`${base}/:id`, guard, messagingOn, (c) => {
       const viewer = requireViewer(c);
       if (viewer instanceof Response) return viewer;
       const form = fields(c, "text");
