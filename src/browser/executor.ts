@@ -94,6 +94,9 @@ export class BrowserExecutor implements ActionExecutor {
       markConnected: execution.markConnected,
       markSignedOut: execution.markSignedOut,
       settle: (states, options) => settle(page, states, driver.failures, options?.timeoutMs),
+      open: async (pathOrUrl) => {
+        await page.goto(pathOrUrl.startsWith("/") ? baseUrl + pathOrUrl : pathOrUrl, { waitUntil: "commit" });
+      },
     };
   }
 

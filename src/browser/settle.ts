@@ -28,12 +28,15 @@ export async function settle<K extends string>(
     }
     throw error;
   }
-  for (const { failure, locator } of detectors) {
-    if (await locator.first().isVisible()) throw new ActionFailure(failure.code, failure.message);
-  }
-  for (const [name, locator] of named) {
-    if (await locator.first().isVisible()) return name;
-  }
+  // One look at every candidate at once: a failure state wins over an expected one.
+  const [failing, showing] = await Promise.all([
+    Promise.all(detectors.map(({ locator }) => locator.first().isVisible())),
+    Promise.all(named.map(([, locator]) => locator.first().isVisible())),
+  ]);
+  const failure = detectors.find((_, index) => failing[index]);
+  if (failure) throw new ActionFailure(failure.failure.code, failure.failure.message);
+  const state = named.find((_, index) => showing[index]);
+  if (state) return state[0];
   // The state flickered away between the wait and the check: look again.
   return settle(page, states, failures, timeoutMs);
 }

@@ -17,6 +17,11 @@ export interface DriverContext extends Pick<
   params: Record<string, unknown>;
   /** Whether the account had a saved session when this run began. */
   hadSession: boolean;
+  /**
+   * Opens a path of the platform (or a full URL of its origin) and returns once the
+   * response has started; `settle` then waits for what the driver needs, not for every asset.
+   */
+  open(pathOrUrl: string): Promise<void>;
   /** Waits for one of the named page states, checking the driver's failure detectors all along. */
   settle<K extends string>(states: Record<K, Locator>, options?: { timeoutMs?: number }): Promise<K>;
 }

@@ -38,8 +38,7 @@ export const post: ActionHandler = async (context) => {
 export const lookupPerson: ActionHandler = async (context) => {
   const params = context.params as ActionParams<"lookup_person">;
   const { page } = context;
-  const url = "url" in params ? sameOrigin(context, params.url) : context.baseUrl + PATHS.person(params.handle);
-  await page.goto(url);
+  await context.open("url" in params ? sameOrigin(context, params.url) : PATHS.person(params.handle));
   await context.settle({ person: PAGES.personName(page) });
   const handleLine = page.getByRole("main").getByText(/^@[\w.-]+$/).first();
   const handle = (await handleLine.innerText()).trim().slice(1);
@@ -54,7 +53,7 @@ export const lookupPerson: ActionHandler = async (context) => {
 export const lookupConversation: ActionHandler = async (context) => {
   const params = context.params as ActionParams<"lookup_conversation">;
   const { page } = context;
-  await page.goto(context.baseUrl + ("with" in params ? PATHS.newMessage(params.with) : PATHS.conversation(params.conversation_id)));
+  await context.open("with" in params ? PATHS.newMessage(params.with) : PATHS.conversation(params.conversation_id));
   const state = await context.settle({ conversation: PAGES.conversation(page), none: PAGES.newMessage(page) });
   if (state === "none") throw new ActionFailure("not_found", `The account has no conversation with @${"with" in params ? params.with : ""}.`);
   const messages = [];
@@ -70,7 +69,7 @@ export const lookupConversation: ActionHandler = async (context) => {
 export const sendMessage: ActionHandler = async (context) => {
   const { to, text } = context.params as ActionParams<"send_message">;
   const { page } = context;
-  await page.goto(context.baseUrl + PATHS.newMessage(to));
+  await context.open(PATHS.newMessage(to));
   await context.settle({ conversation: PAGES.conversation(page), fresh: PAGES.newMessage(page) });
   await PAGES.messageBox(page).fill(text);
   await PAGES.sendButton(page).click();

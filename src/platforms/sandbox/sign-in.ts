@@ -9,7 +9,7 @@ const TOTP_PERIOD_MS = 30_000;
 /** Every action starts here: the home page if the session holds, else a sign-in with stored credentials. */
 export async function ensureSignedIn(context: DriverContext): Promise<void> {
   const { page } = context;
-  await page.goto(context.baseUrl + PATHS.home);
+  await context.open(PATHS.home);
   const state = await context.settle({ home: PAGES.home(page), signIn: PAGES.signIn(page) });
   if (state === "signIn") {
     await signIn(context);
