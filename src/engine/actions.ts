@@ -109,9 +109,8 @@ export function cancelAction(core: EngineCore, principal: Principal, actionId: s
   requirePermission(principal, "act");
   const action = visibleAction(core.store, principal, actionId);
   if (!core.lifecycle.finish(action.id, { status: "canceled" })) {
-    throw new AppError("conflict", `The action has already ended (${core.store.actions.get(action.id)!.status}); it cannot be canceled.`, {
-      status: core.store.actions.get(action.id)!.status,
-    });
+    const { status } = core.store.actions.get(action.id)!;
+    throw new AppError("conflict", `The action has already ended (${status}); it cannot be canceled.`, { status });
   }
   core.runner.abort(action.id, new Error("canceled"));
   return core.store.actions.get(action.id)!;

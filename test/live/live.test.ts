@@ -41,15 +41,6 @@ async function openLive(url: string, viewport = { width: 1280, height: 800 }, op
   return page;
 }
 
-/** Waits until the action has ended. */
-async function ended(actionId: string): Promise<any> {
-  for (;;) {
-    const action = await live.wait(actionId);
-    if (!["queued", "running", "needs_input"].includes(action.status)) return action;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** Clicks, through the live view, where an element of the account's page is. */
 async function clickThrough(view: Page, accountPage: Page, target: ReturnType<Page["locator"]>): Promise<void> {
   const box = (await target.boundingBox())!;
@@ -79,7 +70,7 @@ describe("live browser", () => {
       await expect.poll(() => tile.getAttribute("aria-pressed")).toBe("true");
     }
     await clickThrough(view, accountPage, accountPage.getByRole("button", { name: "Verify", exact: true }));
-    const done = await ended(action.id);
+    const done = await live.finished(action.id);
     expect(done).toMatchObject({ status: "succeeded", result: { signed_in: true } });
     await expect.poll(() => view.locator("#status").innerText()).toBe("succeeded");
     await view.context().close();
@@ -97,7 +88,7 @@ describe("live browser", () => {
     const [mail] = await live.sandboxApi("GET", `/_sandbox/outbox?to=${handle}`);
     await view.getByLabel("Code").fill(mail.code);
     await view.getByRole("button", { name: "Send answer" }).tap();
-    expect((await ended(action.id)).status).toBe("succeeded");
+    expect((await live.finished(action.id)).status).toBe("succeeded");
     await expect.poll(() => view.locator("#status").innerText()).toBe("succeeded");
     await view.context().close();
   });
@@ -111,7 +102,7 @@ describe("live browser", () => {
     await view.locator("#screen").waitFor({ state: "visible" });
     expect(await view.getByLabel("Code").isVisible()).toBe(false);
     await live.sandboxApi("POST", "/_sandbox/devices/approve", { handle });
-    expect((await ended(action.id)).status).toBe("succeeded");
+    expect((await live.finished(action.id)).status).toBe("succeeded");
     await expect.poll(() => view.locator("#status").innerText()).toBe("succeeded");
     await view.context().close();
   });

@@ -1,6 +1,5 @@
 import { CreditsJson, PlatformJson, listOf } from "../../domain/public.js";
-import { AppError } from "../../domain/errors.js";
-import { ROLE_PERMISSIONS, type Principal } from "../../domain/keys.js";
+import { requirePermission } from "../../engine/access.js";
 import { defineRoute } from "../route.js";
 import { errorResponses } from "./common.js";
 
@@ -23,7 +22,7 @@ export const creditRoutes = [
     description: "Not implemented yet: answers 501. New workspaces start with ACTION_SERVICE_FREE_CREDITS.",
     responses: { 501: { description: "Not implemented." }, ...errorResponses(401, 403, 429) },
     handle({ principal }) {
-      requirePayPermission(principal);
+      requirePermission(principal, "pay");
       return {
         status: 501,
         body: { error: { code: "not_implemented", message: "x402 top-ups are not implemented yet. New workspaces start with ACTION_SERVICE_FREE_CREDITS credits." } },
@@ -42,7 +41,3 @@ export const creditRoutes = [
     },
   }),
 ];
-
-function requirePayPermission(principal: Principal): void {
-  if (!ROLE_PERMISSIONS[principal.role].has("pay")) throw new AppError("forbidden", `This key (role ${principal.role}) may not top up credits.`);
-}
