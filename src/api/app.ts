@@ -2,9 +2,11 @@ import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { AppError } from "../domain/errors.js";
+import { MAX_JSON_DEPTH, jsonTextTooDeep } from "../domain/json.js";
 import type { Principal } from "../domain/keys.js";
 import { systemClock, type Clock } from "../engine/clock.js";
 import type { Engine } from "../engine/engine.js";
+import { asAppError } from "../engine/request-errors.js";
 import { silentLogger, type Logger } from "../engine/logger.js";
 import { buildOpenApi } from "./openapi.js";
 import { RateLimiter } from "./rate-limit.js";
@@ -33,7 +35,11 @@ export function createApp(options: AppOptions): Hono {
   const app = new Hono();
 
   app.onError((error, c) => {
-    if (error instanceof AppError) return c.json(error.toJSON(), error.httpStatus as 400);
+    const known = asAppError(error);
+    if (known) {
+      if (known.code === "service_unavailable") c.header("Retry-After", "1");
+      return c.json(known.toJSON(), known.httpStatus as 400);
+    }
     // Live links carry their capability in the path: never log it.
     logger.error({ err: error, method: c.req.method, path: c.req.path.replace(/^\/live\/[^/]+/, "/live/[redacted]") }, "request failed");
     return c.json({ error: { code: "internal_error", message: "Something went wrong on our side; the request may be retried." } }, 500);
@@ -93,6 +99,7 @@ function authenticate(c: Context, engine: Engine): Principal {
 
 async function readJson(c: Context): Promise<unknown> {
   const text = await c.req.text();
+  if (jsonTextTooDeep(text)) throw new AppError("malformed_request", `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, { max_depth: MAX_JSON_DEPTH });
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -101,7 +108,7 @@ async function readJson(c: Context): Promise<unknown> {
 }
 
 /** Validates one part of the request; a bad value is a 422 naming each field. */
-export function parse<T>(schema: z.ZodType<T> | undefined, value: unknown, where: "path" | "query" | "body"): T {
+export function parse<T>(schema: z.ZodType<T> | undefined, value: unknown, where: "path" | "query" | "body" | "header"): T {
   if (!schema) return undefined as T;
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;

@@ -43,7 +43,7 @@ export class BrowserExecutor implements ActionExecutor {
       const driverContext = this.#driverContext(execution, driver, page, saved !== undefined);
       await driver.ensureSignedIn(driverContext);
       const result = await handler(driverContext);
-      execution.saveSession(JSON.stringify(await context.storageState()));
+      await execution.saveSession(JSON.stringify(await context.storageState()));
       return result;
     } catch (error) {
       if (execution.signal.aborted) throw execution.signal.reason;
@@ -68,7 +68,7 @@ export class BrowserExecutor implements ActionExecutor {
   /** A failed action may still have signed in: keep what the browser holds. */
   async #saveQuietly(execution: ExecutionContext, context: { storageState(): Promise<unknown> }): Promise<void> {
     try {
-      execution.saveSession(JSON.stringify(await context.storageState()));
+      await execution.saveSession(JSON.stringify(await context.storageState()));
     } catch {
       // The browser is gone; the previous session stays.
     }
@@ -91,6 +91,7 @@ export class BrowserExecutor implements ActionExecutor {
       challenge: execution.challenge,
       refuseAnswer: execution.refuseAnswer,
       claimTotpStep: execution.claimTotpStep,
+      commit: execution.commit,
       markConnected: execution.markConnected,
       markSignedOut: execution.markSignedOut,
       settle: (states, options) => settle(page, states, driver.failures, options?.timeoutMs),

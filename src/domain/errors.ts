@@ -86,6 +86,8 @@ export const REQUEST_ERRORS = {
   conflict: 409,
   invalid_request: 422,
   too_many_requests: 429,
+  /** Not the client's doing: the database is locked by another process for now. Nothing changed; retry. */
+  service_unavailable: 503,
 } as const;
 
 export type RequestErrorCode = keyof typeof REQUEST_ERRORS;

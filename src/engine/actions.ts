@@ -2,19 +2,27 @@ import { z } from "zod";
 import { ACTION_PARAMS, ACTION_PRICES, ACTION_TYPES } from "../domain/actions.js";
 import { isAnswerableByApi } from "../domain/challenges.js";
 import { ActionFailure, AppError } from "../domain/errors.js";
+import { jsonValueTooDeep } from "../domain/json.js";
 import type { Principal } from "../domain/keys.js";
 import { ACTION_STATUSES, isTerminal } from "../domain/status.js";
-import type { ActionRecord } from "../store/records.js";
+import type { AccountRecord, ActionRecord } from "../store/records.js";
 import { requirePermission, visibleAccount, visibleAction } from "./access.js";
 import type { EngineCore } from "./core.js";
 import { newId } from "./ids.js";
 import { liveUrl, presentAction, type PublicAction } from "./present.js";
 
+/** No action type's params nest anywhere near this deep. */
+const MAX_PARAMS_DEPTH = 16;
+
 /** Request shapes for actions: validators, types, MCP input schemas and OpenAPI in one. */
 export const CreateActionInput = z.strictObject({
   account_id: z.string().min(1).max(200).describe("The account to act as (`acc_…`)."),
   type: z.enum(ACTION_TYPES).describe("The action type; see GET /v1/platforms for what each platform supports."),
-  params: z.record(z.string(), z.unknown()).default({}).describe("The action's params; their shape depends on `type` (see GET /v1/platforms)."),
+  params: z
+    .record(z.string(), z.unknown())
+    .refine((value) => !jsonValueTooDeep(value, MAX_PARAMS_DEPTH), `must not nest deeper than ${MAX_PARAMS_DEPTH} levels`)
+    .default({})
+    .describe("The action's params; their shape depends on `type` (see GET /v1/platforms)."),
 });
 export const AnswerInput = z.strictObject({
   answer: z.string().trim().min(1).max(500).describe("The code or reply the challenge asks for."),
@@ -44,45 +52,65 @@ export function validateParams(input: CreateAction): Record<string, unknown> {
  * Creates an action: queued with its price held, or failed at once (nothing held)
  * when the platform lacks the type or the balance is short.
  */
-export function createAction(core: EngineCore, principal: Principal, input: CreateAction): ActionRecord {
+/** What every create checks first, replays included: the key's role, its allow-list, the params. */
+export function authorizeCreate(core: EngineCore, principal: Principal, input: CreateAction): { account: AccountRecord; params: Record<string, unknown> } {
   requirePermission(principal, "act");
+  const account = visibleAccount(core.store, principal, input.account_id);
+  return { account, params: validateParams(input) };
+}
+
+/** Creates an action in one transaction, then starts it (see `insertAction`). */
+export function createAction(core: EngineCore, principal: Principal, input: CreateAction): ActionRecord {
+  const action = core.store.transaction(() => insertAction(core, principal, input));
+  announceCreated(core, action);
+  return action;
+}
+
+/**
+ * Writes a new action (call inside a transaction): queued with its price held, or failed
+ * at once (nothing held) when the platform lacks the type or the balance is short.
+ */
+export function insertAction(core: EngineCore, principal: Principal, input: CreateAction): ActionRecord {
   const { store, lifecycle } = core;
-  const account = visibleAccount(store, principal, input.account_id);
-  const params = validateParams(input);
+  const { account, params } = authorizeCreate(core, principal, input);
   const platform = core.platforms.find((candidate) => candidate.name === account.platform);
   const id = newId("act");
-  store.transaction(() => {
-    const now = lifecycle.now();
-    const price = ACTION_PRICES[input.type];
-    const failure = !platform?.actions.includes(input.type)
-      ? new ActionFailure("unsupported", `The ${account.platform} platform has no ${input.type} action.`)
-      : store.ledger.balance(principal.workspaceId) < price
-        ? new ActionFailure("insufficient_credits", `This action costs ${price} credits; the balance is ${store.ledger.balance(principal.workspaceId)}.`)
-        : undefined;
-    store.actions.insert({
-      id,
-      workspace_id: principal.workspaceId,
-      account_id: account.id,
-      platform: account.platform,
-      type: input.type,
-      params,
-      status: failure ? "failed" : "queued",
-      error_code: failure?.code,
-      error_message: failure?.message,
-      result: undefined,
-      price,
-      cost: 0,
-      held: !failure,
-      runner_id: undefined,
-      created_at: now,
-      updated_at: now,
-      finished_at: failure ? now : undefined,
-    });
-    if (!failure) store.ledger.append({ workspace_id: principal.workspaceId, kind: "hold", amount: -price, action_id: id, created_at: now });
+  const now = lifecycle.now();
+  const price = ACTION_PRICES[input.type];
+  const balance = store.ledger.balance(principal.workspaceId);
+  const failure = !platform?.actions.includes(input.type)
+    ? new ActionFailure("unsupported", `The ${account.platform} platform has no ${input.type} action.`)
+    : balance < price
+      ? new ActionFailure("insufficient_credits", `This action costs ${price} credits; the balance is ${balance}.`)
+      : undefined;
+  store.actions.insert({
+    id,
+    workspace_id: principal.workspaceId,
+    account_id: account.id,
+    platform: account.platform,
+    type: input.type,
+    params,
+    status: failure ? "failed" : "queued",
+    error_code: failure?.code,
+    error_message: failure?.message,
+    result: undefined,
+    price,
+    cost: 0,
+    held: !failure,
+    runner_id: undefined,
+    committed_at: undefined,
+    created_at: now,
+    updated_at: now,
+    finished_at: failure ? now : undefined,
   });
-  lifecycle.emit(id);
-  core.runner.pump();
+  if (!failure) store.ledger.append({ workspace_id: principal.workspaceId, kind: "hold", amount: -price, action_id: id, created_at: now });
   return store.actions.get(id)!;
+}
+
+/** Once the create has committed: tell listeners, and start it if a run slot is free. */
+export function announceCreated(core: EngineCore, action: ActionRecord): void {
+  core.lifecycle.emit(action.id);
+  core.runner.pump();
 }
 
 export function answerAction(core: EngineCore, principal: Principal, actionId: string, answer: string): ActionRecord {

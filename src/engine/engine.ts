@@ -2,7 +2,6 @@ import { z } from "zod";
 import { ACTION_PARAMS, ACTION_PRICES } from "../domain/actions.js";
 import { ActionFailure } from "../domain/errors.js";
 import type { KeyRole, Principal } from "../domain/keys.js";
-import { isTerminal } from "../domain/status.js";
 import type { Store } from "../store/index.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
 import { requirePermission, visibleAccount, visibleAction } from "./access.js";
@@ -11,7 +10,7 @@ import * as actions from "./actions.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { EngineCore } from "./core.js";
 import type { ActionExecutor, PlatformInfo } from "./executor.js";
-import { runOnce, settleInFlight, type StoredResponse } from "./idempotency.js";
+import { createActionOnce, purgeExpiredKeys, settleInFlight } from "./idempotency.js";
 import { authenticate, issueKey, type IssuedKey } from "./keys.js";
 import { Lifecycle } from "./lifecycle.js";
 import { completeSignIn, createSignInLink, resolveLiveToken, type LiveTarget } from "./live-links.js";
@@ -33,10 +32,29 @@ export interface EngineOptions {
   sweepIntervalMs?: number;
 }
 
+const PURGE_INTERVAL_MS = 10 * 60 * 1000;
+
+/**
+ * Runs `work` every `ms`. A periodic job must never end the process: a locked database
+ * or any other error is logged and the next tick tries again.
+ */
+function every(ms: number, name: string, logger: Logger, work: () => unknown): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    try {
+      work();
+    } catch (error) {
+      logger.warn({ err: error }, `${name} failed; it runs again shortly`);
+    }
+  }, ms);
+  timer.unref();
+  return timer;
+}
+
 /** The action lifecycle behind both REST and MCP. */
 export class Engine {
   readonly core: EngineCore;
   #sweep: NodeJS.Timeout | undefined;
+  #purge: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: EngineOptions) {
     const clock = options.clock ?? systemClock;
@@ -65,17 +83,19 @@ export class Engine {
     return this.core.store;
   }
 
-  /** Restart recovery (DESIGN §3), then deadline checks and the queue. */
+  /** Restart recovery (DESIGN §3), then deadline checks, the idempotency purge and the queue. */
   start(): void {
     this.recoverInterruptedActions();
-    settleInFlight(this.core, (actionId) => this.#response(this.core.store.actions.get(actionId)!));
-    this.#sweep = setInterval(() => this.expireOverdueChallenges(), this.options.sweepIntervalMs ?? 500);
-    this.#sweep.unref();
+    settleInFlight(this.core);
+    purgeExpiredKeys(this.core);
+    this.#sweep = every(this.options.sweepIntervalMs ?? 500, "deadline check", this.core.logger, () => this.expireOverdueChallenges());
+    this.#purge = every(PURGE_INTERVAL_MS, "idempotency purge", this.core.logger, () => purgeExpiredKeys(this.core));
     this.core.runner.pump();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.#sweep);
+    clearInterval(this.#purge);
     await this.core.runner.stop();
     await this.core.executor.close?.();
   }
@@ -106,7 +126,9 @@ export class Engine {
       lifecycle.finish(action.id, {
         status: "failed",
         code: "browser_error",
-        message: "Interrupted by a restart of the service; it was not run again, so nothing was done twice.",
+        message: action.committed_at
+          ? "Interrupted by a restart of the service after the driver had begun the step that cannot be undone: the platform may already have done it. It was not run again; check the platform before you retry."
+          : "Interrupted by a restart of the service before anything was submitted to the platform: nothing was done there. It was not run again; a retry is safe.",
       });
     }
   }
@@ -178,13 +200,14 @@ export class Engine {
     this.core.lifecycle.events.on("change", listener);
     return () => this.core.lifecycle.events.off("change", listener);
   }
-  /** Idempotency-Key: `work` runs once per key and request body (see engine/idempotency.ts). */
-  runOnce(principal: Principal, key: string, request: unknown, work: (attach: (actionId: string) => void) => Promise<StoredResponse>) {
-    return runOnce(this.core, principal, key, request, work);
-  }
-
-  #response(action: ActionRecord): StoredResponse {
-    return { status: isTerminal(action.status) ? 200 : 202, body: this.present(action) };
+  /** Idempotency-Key: one action per key and request body; a replay is checked like any request (engine/idempotency.ts). */
+  createActionOnce(
+    principal: Principal,
+    key: string,
+    input: actions.CreateAction,
+    respond: (action: ActionRecord) => Promise<ActionRecord> = async (action) => action,
+  ): Promise<{ action: ActionRecord; replayed: boolean }> {
+    return createActionOnce(this.core, principal, key, input, respond);
   }
 
   // Live browser

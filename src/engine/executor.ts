@@ -36,16 +36,21 @@ export interface ExecutionContext {
   secrets(): { password: string | undefined; totpSecret: string | undefined };
   /** Pauses at `needs_input` until answered (code kinds) or resolved on the page. */
   challenge(request: ChallengeRequest): Promise<string | undefined>;
-  /** The last answer was refused by the platform: back to `needs_input`, or `login_failed` after 3. */
-  refuseAnswer(message: string): void;
-  /** Claims a TOTP time step; false when that step was already submitted for this account. */
-  claimTotpStep(step: number): boolean;
+  /** The last answer was refused by the platform: back to `needs_input`, or `login_failed` (thrown) after 3. */
+  refuseAnswer(message: string): Promise<void>;
+  /** Claims a TOTP time step; false when that step was already submitted for this platform user. */
+  claimTotpStep(step: number): Promise<boolean>;
+  /**
+   * The commit point: the driver is about to do what cannot be undone (click Post, Send).
+   * An action that fails or is interrupted after it may have been done on the platform.
+   */
+  commit(): Promise<void>;
   /** The account's saved browser storage state (JSON), if any. */
   loadSession(): string | undefined;
-  saveSession(state: string): void;
+  saveSession(state: string): Promise<void>;
   /** Records who the account signs in as, and that it is connected. */
-  markConnected(profile: { handle: string; name: string } | undefined): void;
-  markSignedOut(): void;
+  markConnected(profile: { handle: string; name: string } | undefined): Promise<void>;
+  markSignedOut(): Promise<void>;
 }
 
 /** Runs actions: the browser runner in production, a scripted one in engine tests. */

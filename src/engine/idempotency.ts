@@ -1,50 +1,62 @@
 import { createHash } from "node:crypto";
+import { z } from "zod";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
+import { retryWhileBusy } from "../store/busy.js";
+import type { ActionRecord } from "../store/records.js";
+import { visibleAction } from "./access.js";
+import * as actions from "./actions.js";
 import type { EngineCore } from "./core.js";
 
-/** Responses are kept for replay at least this long. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** An Idempotency-Key: what REST takes as a header and MCP as `idempotency_key`. */
+export const IdempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x20-\x7e]+$/, "must be printable ASCII")
+  .describe("Any unique string (1–255 printable ASCII characters); the same key and request run once. Kept at least 24 hours.");
 
-export interface StoredResponse {
-  status: number;
-  body: unknown;
-}
+/** Records are kept for replay at least this long, then purged. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
  * A canonical hash of a request body (keys sorted at every depth), so the same request
- * through REST or MCP, in any key order, is recognised as a replay.
+ * through REST or MCP, in any key order, is recognised as a replay. Bodies reach it
+ * validated, so their depth is bounded (domain/json.ts).
  */
 export function requestHash(body: unknown): string {
   const keys = new Set<string>();
-  const collect = (value: unknown): void => {
-    if (value && typeof value === "object") {
-      for (const [key, inner] of Object.entries(value)) {
-        keys.add(key);
-        collect(inner);
-      }
+  const pending: unknown[] = [body];
+  for (let value = pending.pop(); value !== undefined; value = pending.pop()) {
+    if (value === null || typeof value !== "object") continue;
+    for (const [key, inner] of Object.entries(value)) {
+      keys.add(key);
+      pending.push(inner);
     }
-  };
-  collect(body);
+  }
   return createHash("sha256").update(JSON.stringify(body, [...keys].sort())).digest("hex");
 }
 
 /**
- * Runs `work` at most once per (workspace, key): a replay of the same request gets
- * the stored response, a different request under the key is a 422, and one that
- * arrives while the first is still in flight a 409. `work` receives `attach` to
- * link the record to the action it creates.
+ * Creates an action at most once per (workspace, Idempotency-Key). A replay is a request
+ * like any other: role, allow-list and params are checked first, and it gets the action
+ * as it is now, as this key may see it. A different body under the key is a 422; the same
+ * key while the first request is still in flight, a 409. The record names the action and
+ * holds no response body, so nothing secret (a live-link token) is kept at rest.
+ *
+ * `respond` runs while the record is in flight (e.g. REST's `?wait`); its result is returned.
  */
-export async function runOnce(
+export async function createActionOnce(
   core: EngineCore,
   principal: Principal,
   key: string,
-  request: unknown,
-  work: (attach: (actionId: string) => void) => Promise<StoredResponse>,
-): Promise<StoredResponse & { replayed: boolean }> {
+  input: actions.CreateAction,
+  respond: (action: ActionRecord) => Promise<ActionRecord>,
+): Promise<{ action: ActionRecord; replayed: boolean }> {
+  actions.authorizeCreate(core, principal, input);
   const { store, lifecycle } = core;
   const workspaceId = principal.workspaceId;
-  const hash = requestHash(request);
+  const hash = requestHash(input);
   const existing = store.transaction(() => {
     const now = lifecycle.clock.now();
     const record = store.idempotency.get(workspaceId, key, now.toISOString());
@@ -52,7 +64,7 @@ export async function runOnce(
       if (record.request_hash !== hash) {
         throw new AppError("invalid_request", "This Idempotency-Key was already used with a different request; use a new key.", { idempotency_key: key });
       }
-      if (record.state === "in_flight") {
+      if (record.state === "in_flight" || record.action_id === undefined) {
         throw new AppError("conflict", "A request with this Idempotency-Key is still in progress; retry after it has answered.", { idempotency_key: key });
       }
       return record;
@@ -66,29 +78,39 @@ export async function runOnce(
     });
     return undefined;
   });
-  if (existing) return { status: existing.response_status!, body: JSON.parse(existing.response_body!) as unknown, replayed: true };
+  if (existing) return { action: visibleAction(store, principal, existing.action_id!), replayed: true };
+  let created: ActionRecord;
   try {
-    const response = await work((actionId) => store.transaction(() => store.idempotency.attachAction(workspaceId, key, actionId)));
-    store.transaction(() => store.idempotency.complete(workspaceId, key, response.status, JSON.stringify(response.body)));
-    return { ...response, replayed: false };
+    created = store.transaction(() => {
+      const action = actions.insertAction(core, principal, input);
+      store.idempotency.attachAction(workspaceId, key, action.id);
+      return action;
+    });
   } catch (error) {
-    // A request that failed created nothing: the key is free again.
-    store.transaction(() => store.idempotency.forget(workspaceId, key));
+    // Nothing was created: the key is free again (once the database lets us say so).
+    await retryWhileBusy(() => store.transaction(() => store.idempotency.forget(workspaceId, key)));
     throw error;
+  }
+  actions.announceCreated(core, created);
+  try {
+    return { action: await respond(created), replayed: false };
+  } finally {
+    await retryWhileBusy(() => store.transaction(() => store.idempotency.complete(workspaceId, key)));
   }
 }
 
-/** After a restart no request is in flight: finish the records of created actions, free the rest. */
-export function settleInFlight(core: EngineCore, render: (actionId: string) => StoredResponse): void {
+/** After a restart no request is in flight: records that created an action are done, the rest freed. */
+export function settleInFlight(core: EngineCore): void {
   const { store } = core;
   store.transaction(() => {
     for (const record of store.idempotency.inFlight()) {
-      if (record.action_id) {
-        const response = render(record.action_id);
-        store.idempotency.complete(record.workspace_id, record.key, response.status, JSON.stringify(response.body));
-      } else {
-        store.idempotency.forget(record.workspace_id, record.key);
-      }
+      if (record.action_id) store.idempotency.complete(record.workspace_id, record.key);
+      else store.idempotency.forget(record.workspace_id, record.key);
     }
   });
+}
+
+/** Forgets records older than their 24 hours; returns how many went. */
+export function purgeExpiredKeys(core: EngineCore): number {
+  return core.store.transaction(() => core.store.idempotency.purgeExpired(core.lifecycle.now()));
 }

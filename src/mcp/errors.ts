@@ -1,6 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { AppError } from "../domain/errors.js";
+import type { AppError } from "../domain/errors.js";
+import { asAppError } from "../engine/request-errors.js";
 
 /** JSON-RPC code of "resource not found" in the MCP spec. */
 const RESOURCE_NOT_FOUND = -32002;
@@ -17,16 +18,18 @@ function describeAppError(error: AppError): string {
  * Anything else is not the caller's fault and says so without internals.
  */
 export function toolError(error: unknown): CallToolResult {
-  const text = error instanceof AppError ? describeAppError(error) : INTERNAL;
+  const known = asAppError(error);
+  const text = known ? describeAppError(known) : INTERNAL;
   return { isError: true, content: [{ type: "text", text }] };
 }
 
 /** A request-level error outside a tool call (resources) as a JSON-RPC error. */
 export function toMcpError(error: unknown): McpError {
   if (error instanceof McpError) return error;
-  if (error instanceof AppError) {
-    const code = error.code === "not_found" ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams;
-    return new McpError(code, describeAppError(error), error.details);
+  const known = asAppError(error);
+  if (known) {
+    const code = known.code === "not_found" ? RESOURCE_NOT_FOUND : known.code === "service_unavailable" ? ErrorCode.InternalError : ErrorCode.InvalidParams;
+    return new McpError(code, describeAppError(known), known.details);
   }
   return new McpError(ErrorCode.InternalError, INTERNAL);
 }

@@ -2,11 +2,11 @@ import { createRequire } from "node:module";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
-import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import type { PublicAction } from "../domain/public.js";
 import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
+import { asAppError } from "../engine/request-errors.js";
 import type { ActionRecord } from "../store/records.js";
 import { ChallengeElicitor } from "./elicitation.js";
 import { toolError } from "./errors.js";
@@ -74,7 +74,7 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
       if (result.action) offerChallenge(result.action, extra);
       return { content: [{ type: "text", text: result.text }], structuredContent: result.structured as Record<string, unknown> };
     } catch (error) {
-      if (!(error instanceof AppError)) logger.error({ err: error, tool: tool.name }, "MCP tool failed");
+      if (!asAppError(error)) logger.error({ err: error, tool: tool.name }, "MCP tool failed");
       return toolError(error);
     }
   }

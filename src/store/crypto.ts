@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { makePrivate } from "./database.js";
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
@@ -52,7 +53,7 @@ export function loadMasterKey(dataDir: string, fromEnvironment: Buffer | undefin
   if (fromEnvironment) return fromEnvironment;
   const file = join(dataDir, "master.key");
   if (existsSync(file)) return Buffer.from(readFileSync(file, "utf8").trim(), "base64");
-  mkdirSync(dataDir, { recursive: true });
+  makePrivate(dataDir);
   const key = randomBytes(32);
   writeFileSync(file, key.toString("base64") + "\n", { mode: 0o600, flag: "wx" });
   return key;

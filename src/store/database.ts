@@ -1,6 +1,7 @@
 import Database from "better-sqlite3";
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { BUSY_TIMEOUT_MS } from "./busy.js";
 import { fileURLToPath } from "node:url";
 
 export type Db = Database.Database;
@@ -13,16 +14,31 @@ const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..",
  * and foreign keys on, then applies pending migrations.
  */
 export function openDatabase(file: string): Db {
-  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  if (file !== ":memory:") makePrivate(dirname(file), file);
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
   // NORMAL is durable across application crashes in WAL mode; only an OS crash or
   // power loss can lose the last transactions, never corrupt the file.
   db.pragma("synchronous = NORMAL");
   db.pragma("foreign_keys = ON");
-  db.pragma("busy_timeout = 5000");
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  // Deleted rows (old idempotency records, replaced sessions) are overwritten, not left in free pages.
+  db.pragma("secure_delete = ON");
   migrate(db);
   return db;
+}
+
+/**
+ * The data dir is its owner's alone (DESIGN §10): the dir 0700, the database and its
+ * -wal/-shm files 0600. The file is created 0600 before SQLite opens it, and SQLite gives
+ * the -wal and -shm files the database file's mode.
+ */
+export function makePrivate(dir: string, file?: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  if (!file) return;
+  closeSync(openSync(file, "a", 0o600));
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
 }
 
 /** Applies numbered `NNN_name.sql` files in order, each in its own transaction. */

@@ -6,9 +6,11 @@ import { ChallengeRepository } from "./repositories/challenges.js";
 import { IdempotencyRepository } from "./repositories/idempotency.js";
 import { LedgerRepository } from "./repositories/ledger.js";
 import { SignInLinkRepository } from "./repositories/sign-in-links.js";
+import { TotpStepRepository } from "./repositories/totp-steps.js";
 import { WorkspaceRepository } from "./repositories/workspaces.js";
 
 export { openDatabase, type Db } from "./database.js";
+export { isBusy, retryWhileBusy } from "./busy.js";
 export { Sealer, loadMasterKey, randomToken, sha256 } from "./crypto.js";
 export type * from "./records.js";
 export type { SignInLinkRecord } from "./repositories/sign-in-links.js";
@@ -22,6 +24,7 @@ export class Store {
   readonly ledger: LedgerRepository;
   readonly idempotency: IdempotencyRepository;
   readonly signInLinks: SignInLinkRepository;
+  readonly totpSteps: TotpStepRepository;
 
   constructor(
     readonly db: Db,
@@ -34,6 +37,7 @@ export class Store {
     this.ledger = new LedgerRepository(db);
     this.idempotency = new IdempotencyRepository(db);
     this.signInLinks = new SignInLinkRepository(db);
+    this.totpSteps = new TotpStepRepository(db);
   }
 
   /** Runs `work` in an IMMEDIATE transaction (nested calls become savepoints). */

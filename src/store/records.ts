@@ -54,6 +54,8 @@ export interface ActionRecord {
   cost: number;
   held: boolean;
   runner_id: string | undefined;
+  /** When the driver reached the commit point (about to do what cannot be undone). */
+  committed_at: string | undefined;
   created_at: string;
   updated_at: string;
   finished_at: string | undefined;

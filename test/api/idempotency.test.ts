@@ -25,9 +25,10 @@ describe("Idempotency-Key", () => {
     await eventually(() => h.store.actions.get(first.json.id)?.status === "succeeded");
     // Same body with its keys in another order is the same request.
     const replay = await h.request("POST", "/v1/actions", { body: { params: { text: "once" }, type: "post", account_id: accountId }, headers: { "idempotency-key": "k-1" } });
-    expect(replay.status).toBe(first.status);
+    // The replay is the action as it is now (it has ended since), not a stored copy.
+    expect(replay.status).toBe(200);
     expect(replay.headers.get("idempotency-replayed")).toBe("true");
-    expect(replay.json).toEqual(first.json);
+    expect(replay.json).toEqual((await h.request("GET", `/v1/actions/${first.json.id}`)).json);
     expect(h.store.actions.list({ workspaceId: h.workspaceId, limit: 10 })).toHaveLength(1);
     expect(holds()).toBe(1);
   });
@@ -106,4 +107,73 @@ describe("Idempotency-Key", () => {
     const replay = await h.request("POST", "/v1/actions", { body, headers: { "idempotency-key": "k-5" } });
     expect(replay.json.id).toBe(first.json.id);
   });
+
+  it("checks a replay like any request: a read_only key, or one limited to other accounts, gets 403 and not the action", async () => {
+    const executor = new ScriptedExecutor().on("post", async (context) => (await context.challenge({ kind: "email_code", message: "Enter the code." })) ? {} : {});
+    h = createHarness({ executor });
+    const accountId = await account();
+    const other = await account();
+    const body = { account_id: accountId, type: "post", params: { text: "mine" } };
+    const headers = { "idempotency-key": "k-shared" };
+    const first = await h.request("POST", "/v1/actions?wait=5", { body, headers });
+    expect(first.json.status).toBe("needs_input");
+    const link = first.json.challenge.sign_in_url as string;
+    for (const key of [h.key("read_only"), h.key("operator", { accountIds: [other] })]) {
+      const replay = await h.request("POST", "/v1/actions", { key, body, headers });
+      expect(replay.status).toBe(403);
+      expect(replay.json.error.code).toBe("forbidden");
+      expect(replay.raw).not.toContain(first.json.id);
+      expect(replay.raw).not.toContain(link.split("/live/")[1]);
+    }
+    // A key that may act on the account replays it, as it is now.
+    const operator = await h.request("POST", "/v1/actions", { key: h.key("operator", { accountIds: [accountId] }), body, headers });
+    expect(operator.status).toBe(202);
+    expect(operator.json).toMatchObject({ id: first.json.id, status: "needs_input", challenge: { sign_in_url: link } });
+  });
+
+  it("refuses deeply nested bodies before hashing them, with or without a key, and changes nothing", async () => {
+    h = createHarness();
+    const accountId = await account();
+    const deep = "[".repeat(5_000) + "]".repeat(5_000);
+    const rawBody = `{"account_id":"${accountId}","type":"post","params":{"text":"x","deep":${deep}}}`;
+    for (const headers of [{ "idempotency-key": "k-deep" }, {}] as Record<string, string>[]) {
+      const response = await h.request("POST", "/v1/actions", { rawBody, headers });
+      expect(response.status).toBe(400);
+      expect(response.json.error.code).toBe("malformed_request");
+    }
+    // Within the body limit of depth but too deep inside params: a 422 naming params.
+    let nested: unknown = "leaf";
+    for (let i = 0; i < 20; i++) nested = { inner: nested };
+    const inParams = await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "x", nested } }, headers: { "idempotency-key": "k-deep-2" } });
+    expect(inParams.status).toBe(422);
+    expect(h.store.actions.list({ workspaceId: h.workspaceId, limit: 10 })).toHaveLength(0);
+    expect(h.store.db.prepare("SELECT count(*) FROM idempotency_keys").pluck().get()).toBe(0);
+  });
+
+  it("keeps no response at rest: the record names the action, and the live-link token is nowhere in it", async () => {
+    const executor = new ScriptedExecutor().on("post", async (context) => (await context.challenge({ kind: "email_code", message: "Enter the code." })) ? {} : {});
+    h = createHarness({ executor });
+    const accountId = await account();
+    const first = await h.request("POST", "/v1/actions?wait=5", { body: { account_id: accountId, type: "post", params: { text: "t" } }, headers: { "idempotency-key": "k-rest" } });
+    const token = (first.json.challenge.sign_in_url as string).split("/live/")[1]!;
+    const rows = h.store.db.prepare("SELECT * FROM idempotency_keys").all() as Record<string, unknown>[];
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ action_id: first.json.id, state: "done", response_body: null });
+    expect(JSON.stringify(rows)).not.toContain(token);
+  });
+
+  it("purges records once their 24 hours are over", async () => {
+    h = createHarness();
+    const accountId = await account();
+    await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "old" } }, headers: { "idempotency-key": "k-old" } });
+    const count = (): unknown => h.store.db.prepare("SELECT count(*) FROM idempotency_keys").pluck().get();
+    expect(count()).toBe(1);
+    h.clock.advance(24 * 3600_000 + 1_000);
+    await h.stop();
+    // A start purges what has expired (and so does a timer every few minutes).
+    const again = createHarness({ dir: h.dir, masterKey: h.masterKey, clock: h.clock, adminKey: h.adminKey });
+    h = again;
+    expect(count()).toBe(0);
+  });
 });
+

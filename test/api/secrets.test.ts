@@ -14,7 +14,7 @@ const bodies: string[] = [];
 beforeAll(async () => {
   const executor = new ScriptedExecutor().on("connect", async (context) => {
     const { password } = context.secrets();
-    context.saveSession(JSON.stringify({ cookies: [{ name: "sid", value: `session-for-${password}` }] }));
+    await context.saveSession(JSON.stringify({ cookies: [{ name: "sid", value: `session-for-${password}` }] }));
     await context.challenge({ kind: "email_code", message: "Enter the emailed code." });
     return { signed_in: true };
   });

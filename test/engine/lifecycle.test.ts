@@ -70,7 +70,7 @@ describe("action lifecycle", () => {
       for (;;) {
         const answer = await context.challenge({ kind: "sms_code", message: "We texted a code to your phone." });
         if (answer === "424242") return { signed_in: true };
-        context.refuseAnswer("That code didn't work.");
+        await context.refuseAnswer("That code didn't work.");
       }
     });
     const { h, accountId } = await setup(executor);

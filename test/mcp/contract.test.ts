@@ -10,7 +10,7 @@ const TOTP_SECRET = "JBSWY3DPEHPK3PXP";
 function script(): ScriptedExecutor {
   return new ScriptedExecutor()
     .on("connect", async (context) => {
-      context.markConnected({ handle: "carol", name: "Carol" });
+      await context.markConnected({ handle: "carol", name: "Carol" });
       return { signed_in: true, profile: { handle: "carol", name: "Carol" } };
     })
     .on("post", async (context) => {

@@ -10,7 +10,7 @@ function emailCodeScript(): ScriptedExecutor {
       for (;;) {
         const answer = await context.challenge({ kind: "email_code", message: "We emailed a code to c***@example.com." });
         if (answer === "123456") return { signed_in: true, profile: { handle: "carol", name: "Carol" } };
-        context.refuseAnswer("That code is not right.");
+        await context.refuseAnswer("That code is not right.");
       }
     })
     .on("rate-me", async () => {

@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { AppError } from "../../domain/errors.js";
 import { ActionJson, listOf } from "../../domain/public.js";
 import { isTerminal } from "../../domain/status.js";
 import { AnswerInput, CreateActionInput, ListActionsQuery } from "../../engine/actions.js";
 import type { Engine } from "../../engine/engine.js";
+import { IdempotencyKey } from "../../engine/idempotency.js";
+import { parse } from "../app.js";
 import type { ActionRecord } from "../../store/records.js";
 import { defineRoute } from "../route.js";
 import { errorResponses } from "./common.js";
@@ -35,17 +36,12 @@ export const actionRoutes = [
     headers: [{ name: "Idempotency-Key", description: "Up to 255 characters; the same key and body run the action once. Kept at least 24 hours." }],
     responses: { ...actionResponses, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
     async handle({ principal, body, query, headers, engine, signal }) {
-      const run = async (attach?: (actionId: string) => void): Promise<{ status: number; body: unknown }> => {
-        const action = engine.createAction(principal, body);
-        attach?.(action.id);
-        return respond(engine, await engine.waitFor(action.id, query.wait, signal));
-      };
+      const settle = (action: ActionRecord): Promise<ActionRecord> => engine.waitFor(action.id, query.wait, signal);
       const key = headers.get("idempotency-key");
-      if (key === null) return run();
-      if (key.length === 0 || key.length > 255) throw new AppError("invalid_request", "Idempotency-Key must be 1 to 255 characters.");
-      const response = await engine.runOnce(principal, key, body, run);
-      const replayed: Record<string, string> = response.replayed ? { "Idempotency-Replayed": "true" } : {};
-      return { status: response.status, body: response.body, headers: replayed };
+      if (key === null) return respond(engine, await settle(engine.createAction(principal, body)));
+      const { action, replayed } = await engine.createActionOnce(principal, parse(IdempotencyKey, key, "header"), body, settle);
+      const replayHeader: Record<string, string> = replayed ? { "Idempotency-Replayed": "true" } : {};
+      return { ...respond(engine, action), headers: replayHeader };
     },
   }),
   defineRoute({

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ActionJson, listOf, type PublicAction } from "../../domain/public.js";
-import { isTerminal } from "../../domain/status.js";
 import { AnswerInput, CreateActionInput, ListActionsQuery } from "../../engine/actions.js";
+import { IdempotencyKey } from "../../engine/idempotency.js";
 import { describeAction, describeActionList } from "../describe.js";
 import { ActionOutput, actionId, waitSeconds } from "../schemas.js";
 import { defineTool, type ToolContext, type ToolResult } from "../tool.js";
@@ -26,7 +26,7 @@ export const actionTools = [
       account_id: CreateActionInput.shape.account_id.describe("The account to act as (`acc_…`), from list_accounts or connect_account."),
       type: CreateActionInput.shape.type.describe("The action type; list_platforms says which types the account's platform supports."),
       params: CreateActionInput.shape.params.describe("The action's params; their JSON Schema per type is in list_platforms (e.g. post: {\"text\": \"…\"})."),
-      idempotency_key: z.string().min(1).max(255).optional().describe("Any unique string (≤ 255 chars); retrying with the same key and arguments returns the same action instead of running it twice."),
+      idempotency_key: IdempotencyKey.optional().describe("Any unique string (1–255 printable ASCII characters); retrying with the same key and arguments returns the same action instead of running it twice."),
       wait_seconds: waitSeconds,
     }),
     output: ActionOutput,
@@ -34,13 +34,8 @@ export const actionTools = [
     async handle({ idempotency_key, wait_seconds, ...body }, context) {
       const { engine, principal } = context;
       if (idempotency_key === undefined) return settle(context, engine.createAction(principal, body).id, wait_seconds);
-      const response = await engine.runOnce(principal, idempotency_key, body, async (attach) => {
-        const action = engine.createAction(principal, body);
-        attach(action.id);
-        return { status: isTerminal(action.status) ? 200 : 202, body: engine.present(action) };
-      });
-      const id = engine.getAction(principal, (response.body as PublicAction).id).id;
-      return settle(context, id, wait_seconds, response.replayed ? `This idempotency_key already ran action ${id}; it was not run again.` : undefined);
+      const { action, replayed } = await engine.createActionOnce(principal, idempotency_key, body);
+      return settle(context, action.id, wait_seconds, replayed ? `This idempotency_key already ran action ${action.id}; it was not run again.` : undefined);
     },
   }),
   defineTool({

@@ -22,7 +22,7 @@ export const connect: ActionHandler = async (context) => {
   await PAGES.profileLink(page).click();
   await context.settle({ person: PAGES.personName(page) });
   const profile = { handle: idFromUrl(context), name: (await PAGES.personName(page).innerText()).trim() };
-  context.markConnected(profile);
+  await context.markConnected(profile);
   return { signed_in: true, profile };
 };
 
@@ -30,6 +30,7 @@ export const post: ActionHandler = async (context) => {
   const { text } = context.params as ActionParams<"post">;
   const { page } = context;
   await PAGES.composer(page).fill(text);
+  await context.commit();
   await PAGES.postButton(page).click();
   await submitted(context, PAGES.postCreated(page));
   return { post_id: idFromUrl(context), url: page.url() };
@@ -72,6 +73,7 @@ export const sendMessage: ActionHandler = async (context) => {
   await context.open(PATHS.newMessage(to));
   await context.settle({ conversation: PAGES.conversation(page), fresh: PAGES.newMessage(page) });
   await PAGES.messageBox(page).fill(text);
+  await context.commit();
   await PAGES.sendButton(page).click();
   await page.waitForURL(/#message-/, { timeout: 10_000 }).catch(() => undefined);
   await submitted(context, PAGES.conversation(page));
@@ -84,7 +86,13 @@ export const browserSteps: ActionHandler = async (context) => {
   const { steps } = context.params as ActionParams<"browser_steps">;
   const { page } = context;
   const extracted: Record<string, string> = {};
+  let committed = false;
   for (const [index, step] of steps.entries()) {
+    // Clicking, typing and pressing keys may change something on the platform; reading does not.
+    if (!committed && !("goto" in step || "wait_for" in step || "extract_text" in step)) {
+      await context.commit();
+      committed = true;
+    }
     try {
       await runStep(context, step, extracted);
     } catch (error) {

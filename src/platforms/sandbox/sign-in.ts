@@ -13,7 +13,7 @@ export async function ensureSignedIn(context: DriverContext): Promise<void> {
   const state = await context.settle({ home: PAGES.home(page), signIn: PAGES.signIn(page) });
   if (state === "signIn") {
     await signIn(context);
-    context.markConnected(undefined);
+    await context.markConnected(undefined);
   }
 }
 
@@ -21,7 +21,7 @@ async function signIn(context: DriverContext): Promise<void> {
   const { page } = context;
   const { password } = context.secrets();
   if (password === undefined) {
-    context.markSignedOut();
+    await context.markSignedOut();
     throw new ActionFailure("signed_out", "The account is signed out and has no stored password: send the owner a sign-in link, or add a password with PATCH /v1/accounts/{id}.");
   }
   const username = context.username;
@@ -41,9 +41,9 @@ async function signIn(context: DriverContext): Promise<void> {
 }
 
 /** The platform refused the credentials: a lost session whose credentials no longer work is `signed_out`. */
-function refusedSignIn(context: DriverContext, message: string): never {
+async function refusedSignIn(context: DriverContext, message: string): Promise<never> {
   if (context.hadSession && context.type !== "connect") {
-    context.markSignedOut();
+    await context.markSignedOut();
     throw new ActionFailure("signed_out", `The session ended and the stored credentials no longer sign in: ${message}`);
   }
   throw new ActionFailure("login_failed", `The platform refused the sign-in: ${message}`);
@@ -81,7 +81,7 @@ async function answerChallenge(context: DriverContext, challenge: ChallengePage)
   if (answer === undefined) return;
   await submitAnswer(context, field, answer);
   const after = await context.settle({ home: PAGES.home(page), refused: field, signIn: PAGES.signIn(page) });
-  if (after === "refused") context.refuseAnswer(await alertText(context));
+  if (after === "refused") await context.refuseAnswer(await alertText(context));
   if (after === "signIn") throw new ActionFailure("login_failed", `The platform refused the answer: ${await alertText(context)}`);
 }
 
@@ -91,20 +91,31 @@ async function submitAnswer(context: DriverContext, field: Locator, answer: stri
   await SIGN_IN.verify(context.page).click();
 }
 
-/** Computes the code from the stored secret, never submitting the same time step twice. */
+/**
+ * Computes the code from the stored secret, never submitting the same time step twice.
+ * A refused code may only mean its step was used elsewhere (the owner's own app, another
+ * service): the next step's code is tried once before the secret is called wrong.
+ */
 async function submitStoredTotp(context: DriverContext, field: Locator, secret: string): Promise<void> {
   const totp = new TOTP({ secret, digits: 6, period: 30, algorithm: "SHA1" });
-  let now = context.clock.now().getTime();
-  let step = Math.floor(now / TOTP_PERIOD_MS);
-  while (!context.claimTotpStep(step)) {
-    // That step's code was already used: wait for the next one.
-    await sleep((step + 1) * TOTP_PERIOD_MS - now + 50, context.signal);
-    now = context.clock.now().getTime();
-    step = Math.floor(now / TOTP_PERIOD_MS);
+  for (let attempt = 1; ; attempt++) {
+    const step = await claimNextStep(context);
+    await submitAnswer(context, field, totp.generate({ timestamp: step * TOTP_PERIOD_MS }));
+    const after = await context.settle({ home: PAGES.home(context.page), refused: field, signIn: PAGES.signIn(context.page) });
+    if (after === "home") return;
+    if (after === "refused" && attempt === 1) continue;
+    throw new ActionFailure("login_failed", `The platform refused the code computed from the stored TOTP secret: ${await alertText(context)} Fix it with PATCH /v1/accounts/{id}.`);
   }
-  await submitAnswer(context, field, totp.generate({ timestamp: step * TOTP_PERIOD_MS }));
-  const after = await context.settle({ home: PAGES.home(context.page), refused: field, signIn: PAGES.signIn(context.page) });
-  if (after !== "home") throw new ActionFailure("login_failed", `The platform refused the code computed from the stored TOTP secret: ${await alertText(context)} Fix it with PATCH /v1/accounts/{id}.`);
+}
+
+/** The current time step, or the next one when this one was already claimed (waiting for it). */
+async function claimNextStep(context: DriverContext): Promise<number> {
+  for (;;) {
+    const now = context.clock.now().getTime();
+    const step = Math.floor(now / TOTP_PERIOD_MS);
+    if (await context.claimTotpStep(step)) return step;
+    await sleep((step + 1) * TOTP_PERIOD_MS - now + 50, context.signal);
+  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -18,6 +18,7 @@ function toAction(row: ActionRow): ActionRecord {
     error_code: orUndefined(row.error_code),
     error_message: orUndefined(row.error_message),
     runner_id: orUndefined(row.runner_id),
+    committed_at: orUndefined(row.committed_at),
     finished_at: orUndefined(row.finished_at),
   };
 }
@@ -39,9 +40,9 @@ export class ActionRepository {
     this.db
       .prepare(
         `INSERT INTO actions (id, workspace_id, account_id, platform, type, params, status, error_code, error_message,
-           result, price, cost, held, runner_id, created_at, updated_at, finished_at)
+           result, price, cost, held, runner_id, committed_at, created_at, updated_at, finished_at)
          VALUES (@id, @workspace_id, @account_id, @platform, @type, @params, @status, @error_code, @error_message,
-           @result, @price, @cost, @held, @runner_id, @created_at, @updated_at, @finished_at)`,
+           @result, @price, @cost, @held, @runner_id, @committed_at, @created_at, @updated_at, @finished_at)`,
       )
       .run({
         ...action,
@@ -51,6 +52,7 @@ export class ActionRepository {
         error_code: action.error_code ?? null,
         error_message: action.error_message ?? null,
         runner_id: action.runner_id ?? null,
+        committed_at: action.committed_at ?? null,
         finished_at: action.finished_at ?? null,
       });
   }
@@ -100,8 +102,13 @@ export class ActionRepository {
     return rows.map(toAction);
   }
 
+  /** Whether the account has an action running or waiting for input (its browser context is in use). */
+  hasActive(accountId: string): boolean {
+    return this.db.prepare("SELECT 1 FROM actions WHERE account_id = ? AND status IN ('running', 'needs_input') LIMIT 1").get(accountId) !== undefined;
+  }
+
   /** Writes the changed fields; callers check the transition first. */
-  update(id: string, changes: Partial<Pick<ActionRecord, "status" | "error_code" | "error_message" | "result" | "cost" | "held" | "runner_id" | "finished_at">>, now: string): void {
+  update(id: string, changes: Partial<Pick<ActionRecord, "status" | "error_code" | "error_message" | "result" | "cost" | "held" | "runner_id" | "committed_at" | "finished_at">>, now: string): void {
     const values: Record<string, unknown> = { id, updated_at: now };
     const sets = ["updated_at = @updated_at"];
     for (const [field, value] of Object.entries(changes)) {

@@ -6,17 +6,17 @@ export interface IdempotencyRecord {
   request_hash: string;
   state: "in_flight" | "done";
   action_id: string | undefined;
-  response_status: number | undefined;
-  response_body: string | undefined;
   created_at: string;
   expires_at: string;
 }
+
+const COLUMNS = "workspace_id, key, request_hash, state, action_id, created_at, expires_at";
 
 export class IdempotencyRepository {
   constructor(private readonly db: Db) {}
 
   get(workspaceId: string, key: string, now: string): IdempotencyRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM idempotency_keys WHERE workspace_id = ? AND key = ? AND expires_at > ?").get(workspaceId, key, now) as
+    const row = this.db.prepare(`SELECT ${COLUMNS} FROM idempotency_keys WHERE workspace_id = ? AND key = ? AND expires_at > ?`).get(workspaceId, key, now) as
       | Record<string, unknown>
       | undefined;
     if (!row) return undefined;
@@ -30,7 +30,7 @@ export class IdempotencyRepository {
         `INSERT INTO idempotency_keys (workspace_id, key, request_hash, state, created_at, expires_at)
          VALUES (@workspace_id, @key, @request_hash, 'in_flight', @created_at, @expires_at)
          ON CONFLICT (workspace_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight',
-           action_id = NULL, response_status = NULL, response_body = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+           action_id = NULL, response_status = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at`,
       )
       .run(record);
   }
@@ -39,10 +39,9 @@ export class IdempotencyRepository {
     this.db.prepare("UPDATE idempotency_keys SET action_id = ? WHERE workspace_id = ? AND key = ?").run(actionId, workspaceId, key);
   }
 
-  complete(workspaceId: string, key: string, status: number, body: string): void {
-    this.db
-      .prepare("UPDATE idempotency_keys SET state = 'done', response_status = ?, response_body = ? WHERE workspace_id = ? AND key = ?")
-      .run(status, body, workspaceId, key);
+  /** The request has answered: from now on the key replays its action. */
+  complete(workspaceId: string, key: string): void {
+    this.db.prepare("UPDATE idempotency_keys SET state = 'done' WHERE workspace_id = ? AND key = ?").run(workspaceId, key);
   }
 
   forget(workspaceId: string, key: string): void {
@@ -55,10 +54,10 @@ export class IdempotencyRepository {
   }
 
   inFlight(): IdempotencyRecord[] {
-    return this.db.prepare("SELECT * FROM idempotency_keys WHERE state = 'in_flight'").all() as IdempotencyRecord[];
+    return this.db.prepare(`SELECT ${COLUMNS} FROM idempotency_keys WHERE state = 'in_flight'`).all() as IdempotencyRecord[];
   }
 
-  purgeExpired(now: string): void {
-    this.db.prepare("DELETE FROM idempotency_keys WHERE expires_at <= ?").run(now);
+  purgeExpired(now: string): number {
+    return this.db.prepare("DELETE FROM idempotency_keys WHERE expires_at <= ?").run(now).changes;
   }
 }

@@ -1,0 +1,92 @@
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { createHarness, type Harness } from "../helpers/harness.js";
+import { ScriptedExecutor, eventually, sleep } from "../helpers/scripted-executor.js";
+
+let h: Harness;
+let operator: Database.Database | undefined;
+afterEach(async () => {
+  if (operator?.inTransaction) operator.exec("ROLLBACK");
+  operator?.close();
+  operator = undefined;
+  await h.destroy();
+});
+
+/** The longest the event loop went without a turn while `work` ran, in ms. */
+async function longestStall(work: () => Promise<void>): Promise<number> {
+  let last = performance.now();
+  let longest = 0;
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 5);
+  try {
+    await work();
+  } finally {
+    clearInterval(ticker);
+  }
+  return longest;
+}
+
+/** An operator's `sqlite3` session: a second connection to the same file that holds the write lock. */
+function holdWriteLock(file: string): Database.Database {
+  const db = new Database(file);
+  db.exec("BEGIN IMMEDIATE");
+  return db;
+}
+
+describe("a database locked by another process", () => {
+  it("neither kills the process nor stalls it: the action waits, then ends consistently once the lock is gone", async () => {
+    const executor = new ScriptedExecutor().on("post", async (context) => {
+      await sleep(100, context.signal);
+      return { post_id: "p1" };
+    });
+    h = createHarness({ executor });
+    const accountId = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "alice", password: "pw" } })).json.id;
+    const created = await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "hello" } } });
+    await eventually(() => h.store.actions.get(created.json.id)?.status === "running");
+    // The lock is taken while the action runs: its ending, the deadline sweep and requests all meet it.
+    operator = holdWriteLock(h.dbFile);
+    const stall = await longestStall(async () => {
+      await sleep(2_000);
+      expect(h.store.actions.get(created.json.id)?.status).toBe("running");
+      const refused = await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "during the lock" } } });
+      expect(refused.status).toBe(503);
+      expect(refused.json.error.code).toBe("service_unavailable");
+      expect(refused.headers.get("retry-after")).toBe("1");
+    });
+    // The busy timeout is short and the retries wait between turns of the event loop.
+    expect(stall).toBeLessThan(500);
+    operator.exec("COMMIT");
+    await eventually(() => h.store.actions.get(created.json.id)?.status === "succeeded", 5_000);
+    const action = h.store.actions.get(created.json.id)!;
+    expect(action).toMatchObject({ cost: action.price, held: false });
+    const ledger = h.store.ledger.entries(h.workspaceId).reduce((sum, entry) => sum + entry.amount, 0);
+    expect(ledger).toBe(h.store.ledger.balance(h.workspaceId));
+    // The refused request created nothing.
+    expect(h.store.actions.list({ workspaceId: h.workspaceId, limit: 10 })).toHaveLength(1);
+  });
+
+  it("a challenge paused and answered across a lock still ends with one charge", async () => {
+    const executor = new ScriptedExecutor().on("post", async (context) => {
+      const answer = await context.challenge({ kind: "email_code", message: "Enter the code." });
+      return { answer };
+    });
+    h = createHarness({ executor });
+    const accountId = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "carol", password: "pw" } })).json.id;
+    operator = holdWriteLock(h.dbFile);
+    const created = h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "x" } } });
+    expect((await created).status).toBe(503);
+    operator.exec("COMMIT");
+    const action = await h.request("POST", "/v1/actions?wait=5", { body: { account_id: accountId, type: "post", params: { text: "x" } } });
+    expect(action.json.status).toBe("needs_input");
+    operator.exec("BEGIN IMMEDIATE");
+    const answered = await h.request("POST", `/v1/actions/${action.json.id}/answer`, { body: { answer: "123456" } });
+    expect(answered.status).toBe(503);
+    expect(h.store.actions.get(action.json.id)?.status).toBe("needs_input");
+    operator.exec("COMMIT");
+    const retried = await h.request("POST", `/v1/actions/${action.json.id}/answer?wait=5`, { body: { answer: "123456" } });
+    expect(retried.json).toMatchObject({ status: "succeeded", result: { answer: "123456" } });
+  });
+});
