@@ -5,11 +5,12 @@ import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { createApp } from "./api/app.js";
 import type { Config } from "./config.js";
-import type { Clock } from "./engine/clock.js";
+import { systemClock, type Clock } from "./engine/clock.js";
 import { Engine } from "./engine/engine.js";
 import type { ActionExecutor, PlatformInfo } from "./engine/executor.js";
 import type { IssuedKey } from "./engine/keys.js";
 import type { Logger } from "./engine/logger.js";
+import { RateLimiter } from "./engine/rate-limit.js";
 import { Sealer, Store, loadMasterKey, openDatabase } from "./store/index.js";
 
 /** The parts a running service is made of; the CLI, the demo and tests compose them here. */
@@ -29,8 +30,8 @@ export interface ServiceParts {
   logger: Logger;
   clock?: Clock;
   isReady?: () => boolean;
-  /** Extra surfaces on the HTTP app (MCP over HTTP, live browser). */
-  extend?: (app: Hono, engine: Engine) => void;
+  /** Extra surfaces on the HTTP app (MCP over HTTP, live browser); they share the per-key limiter. */
+  extend?: (app: Hono, engine: Engine, limiter: RateLimiter) => void;
   /**
    * false: open the store without starting the engine (no first workspace, no restart
    * recovery), for commands that run beside a live server such as `keys create`.
@@ -55,13 +56,14 @@ export function createService(config: Config, parts: ServiceParts): Service {
   const starting = parts.start ?? true;
   const firstKey = starting ? engine.bootstrap() : undefined;
   if (starting) engine.start();
+  const limiter = new RateLimiter(config.rateLimitPerMinute, parts.clock ?? systemClock);
   const app = createApp({
     engine,
     logger: parts.logger,
-    rateLimitPerMinute: config.rateLimitPerMinute,
+    limiter,
     ...(parts.clock ? { clock: parts.clock } : {}),
     ...(parts.isReady ? { isReady: parts.isReady } : {}),
-    extend: (hono) => parts.extend?.(hono, engine),
+    extend: (hono) => parts.extend?.(hono, engine, limiter),
   });
   return {
     config,

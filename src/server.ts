@@ -8,7 +8,8 @@ import type { Logger } from "./engine/logger.js";
 import { LiveHub } from "./browser/live/hub.js";
 import { mountLive } from "./browser/live/routes.js";
 import { createService, listen, type Service } from "./main.js";
-import { defaultAllowedHosts, mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
+import { defaultAllowedHosts, type OriginPolicy } from "./api/origin.js";
+import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
 import { DRIVERS } from "./platforms/index.js";
 import { startSandbox, type RunningSandbox } from "./sandbox/index.js";
 
@@ -29,6 +30,8 @@ export interface RunningServer {
   pool: BrowserPool;
   executor: BrowserExecutor;
   sandbox: RunningSandbox | undefined;
+  /** The live-browser pages (sign-in pages included). */
+  hub: LiveHub;
   /** Where the HTTP server listens (its real port when 0 was asked for). */
   url: string | undefined;
   close(): Promise<void>;
@@ -48,22 +51,26 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   const executor = new BrowserExecutor({ pool, drivers: DRIVERS, baseUrls });
   let onUpgrade: ReturnType<typeof mountLive> | undefined;
   let mcp: McpHttpEndpoint | undefined;
+  let hub: LiveHub | undefined;
   const service = createService(config, {
     executor,
     platforms: DRIVERS.map((driver) => driver.platform),
     logger: options.logger,
     ...(options.clock ? { clock: options.clock } : {}),
-    extend: (app, engine) => {
-      const hub = new LiveHub({
+    extend: (app, engine, limiter) => {
+      const policy: OriginPolicy = { allowedHosts: defaultAllowedHosts(config.host, config.port, config.publicUrl), publicUrl: () => engine.core.publicUrl };
+      hub = new LiveHub({
         pool,
         executor,
         drivers: DRIVERS,
         baseUrls,
         logger: options.logger,
         onSignedIn: (linkId, accountId, state) => engine.completeSignIn(linkId, accountId, state),
+        holdAccount: (accountId) => engine.core.runner.holdAccount(accountId),
+        releaseAccount: (accountId) => engine.core.runner.releaseAccount(accountId),
       });
-      onUpgrade = mountLive(app, { engine, hub, logger: options.logger });
-      mcp = mountMcpHttp(app, engine, { allowedHosts: defaultAllowedHosts(config.host, config.port, config.publicUrl), logger: options.logger });
+      onUpgrade = mountLive(app, { engine, hub, logger: options.logger, limiter, policy });
+      mcp = mountMcpHttp(app, engine, { ...policy, limiter, logger: options.logger });
       options.extend?.(app, engine, pool, executor);
     },
   });
@@ -83,12 +90,14 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     pool,
     executor,
     sandbox,
+    hub: hub!,
     url,
     async close() {
       // Open MCP streams would hold the HTTP server open.
       await mcp?.close();
       await http?.close();
       await service.close();
+      await hub?.close();
       await sandbox?.close();
     },
   };

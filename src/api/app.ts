@@ -6,16 +6,18 @@ import { MAX_JSON_DEPTH, jsonTextTooDeep } from "../domain/json.js";
 import type { Principal } from "../domain/keys.js";
 import { systemClock, type Clock } from "../engine/clock.js";
 import type { Engine } from "../engine/engine.js";
+import { RateLimiter, callerOf, tooManyRequests } from "../engine/rate-limit.js";
 import { asAppError } from "../engine/request-errors.js";
 import { silentLogger, type Logger } from "../engine/logger.js";
 import { buildOpenApi } from "./openapi.js";
-import { RateLimiter } from "./rate-limit.js";
 import { ROUTES } from "./routes/index.js";
 
 export interface AppOptions {
   engine: Engine;
   clock?: Clock;
   logger?: Logger;
+  /** The per-key limiter every surface shares; else one of `rateLimitPerMinute` (600). */
+  limiter?: RateLimiter;
   rateLimitPerMinute?: number;
   bodyLimitBytes?: number;
   /** False until the service can take actions (GET /healthz answers 503 until then). */
@@ -30,7 +32,7 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export function createApp(options: AppOptions): Hono {
   const { engine } = options;
   const logger = options.logger ?? silentLogger;
-  const limiter = new RateLimiter(options.rateLimitPerMinute ?? 600, options.clock ?? systemClock);
+  const limiter = options.limiter ?? new RateLimiter(options.rateLimitPerMinute ?? 600, options.clock ?? systemClock);
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
   const app = new Hono();
 
@@ -62,10 +64,10 @@ export function createApp(options: AppOptions): Hono {
   for (const route of ROUTES) {
     app.on(route.method.toUpperCase(), route.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
       const principal = authenticate(c, engine);
-      const wait = limiter.take(principal.keyId ?? principal.workspaceId);
+      const wait = limiter.take(callerOf(principal));
       if (wait > 0) {
         c.header("Retry-After", String(wait));
-        throw new AppError("too_many_requests", `Too many requests for this key; retry in ${wait} s.`, { retry_after: wait });
+        throw tooManyRequests(wait);
       }
       const response = await route.handle({
         principal,

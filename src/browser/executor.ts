@@ -3,6 +3,7 @@ import { errors, type Page } from "playwright";
 import { ActionFailure } from "../domain/errors.js";
 import type { ActionExecutor, ExecutionContext } from "../engine/executor.js";
 import type { Driver, DriverContext } from "../platforms/driver.js";
+import { isSameUser, WrongUserFailure } from "./identity.js";
 import type { BrowserPool } from "./pool.js";
 import { settle } from "./settle.js";
 
@@ -47,6 +48,11 @@ export class BrowserExecutor implements ActionExecutor {
       return result;
     } catch (error) {
       if (execution.signal.aborted) throw execution.signal.reason;
+      if (error instanceof WrongUserFailure) {
+        // Another user's session must not stay in the account's context, nor be saved.
+        await context.clearCookies().catch(() => undefined);
+        throw error;
+      }
       if (error instanceof ActionFailure) {
         await this.#saveQuietly(execution, context);
         throw error;
@@ -92,7 +98,12 @@ export class BrowserExecutor implements ActionExecutor {
       refuseAnswer: execution.refuseAnswer,
       claimTotpStep: execution.claimTotpStep,
       commit: execution.commit,
-      markConnected: execution.markConnected,
+      // Every sign-in ends here: the profile signed in must be the account's user.
+      markConnected: async (profile) => {
+        const shown = profile?.handle ?? (await driver.signedInAs(page));
+        if (!isSameUser(shown, execution.account.username)) throw new WrongUserFailure(shown, execution.account.username);
+        await execution.markConnected(profile);
+      },
       markSignedOut: execution.markSignedOut,
       settle: (states, options) => settle(page, states, driver.failures, options?.timeoutMs),
       open: async (pathOrUrl) => {

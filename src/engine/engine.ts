@@ -217,8 +217,8 @@ export class Engine {
   resolveLiveToken(token: string): LiveTarget | "expired" | undefined {
     return resolveLiveToken(this.core, token);
   }
-  completeSignIn(linkId: string, accountId: string, storageState: string): void {
-    completeSignIn(this.core, linkId, accountId, storageState);
+  completeSignIn(linkId: string, accountId: string, storageState: string): Promise<void> {
+    return completeSignIn(this.core, linkId, accountId, storageState);
   }
   /** Answers a challenge from its live page: the link itself is the capability. */
   answerFromLivePage(target: Extract<LiveTarget, { kind: "challenge" }>, answer: string): ActionRecord {

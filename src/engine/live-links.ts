@@ -1,5 +1,6 @@
 import { LIVE_LINK_TTL_MS } from "../domain/challenges.js";
 import type { Principal } from "../domain/keys.js";
+import { retryWhileBusy } from "../store/busy.js";
 import { randomToken } from "../store/crypto.js";
 import type { AccountRecord, ActionRecord, ChallengeRecord } from "../store/records.js";
 import type { SignInLinkRecord } from "../store/index.js";
@@ -21,7 +22,7 @@ export function createSignInLink(core: EngineCore, principal: Principal, account
   const now = core.lifecycle.clock.now();
   const expiresAt = new Date(now.getTime() + LIVE_LINK_TTL_MS).toISOString();
   core.store.transaction(() =>
-    core.store.signInLinks.insert({ id: newId("chl"), account_id: account.id, expires_at: expiresAt, created_at: now.toISOString() }, token),
+    core.store.signInLinks.insert({ id: newId("chl"), account_id: account.id, key_id: principal.keyId, expires_at: expiresAt, created_at: now.toISOString() }, token),
   );
   return { url: liveUrl(core.publicUrl, token), expires_at: expiresAt };
 }
@@ -46,14 +47,16 @@ export function resolveLiveToken(core: EngineCore, token: string): LiveTarget | 
   return { kind: "sign_in", link, account, expiresAt: link.expires_at };
 }
 
-/** The owner signed in by hand: keep the session (sealed) and mark the account connected. */
-export function completeSignIn(core: EngineCore, linkId: string, accountId: string, storageState: string): void {
+/** The owner signed in by hand: keep the session (sealed) and mark the account connected (a locked database is waited out). */
+export async function completeSignIn(core: EngineCore, linkId: string, accountId: string, storageState: string): Promise<void> {
   const { store } = core;
-  store.transaction(() => {
-    const now = core.lifecycle.now();
-    if (!store.accounts.get(accountId)) return;
-    store.accounts.setSecret(accountId, "session", storageState, now);
-    store.accounts.update(accountId, { status: "connected" }, now);
-    store.signInLinks.complete(linkId, now);
-  });
+  await retryWhileBusy(() =>
+    store.transaction(() => {
+      const now = core.lifecycle.now();
+      if (!store.accounts.get(accountId)) return;
+      store.accounts.setSecret(accountId, "session", storageState, now);
+      store.accounts.update(accountId, { status: "connected" }, now);
+      store.signInLinks.complete(linkId, now);
+    }),
+  );
 }

@@ -2,23 +2,22 @@ import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Context, Hono } from "hono";
 import { bearerKey } from "../api/app.js";
+import { checkHostAndOrigin, type OriginPolicy } from "../api/origin.js";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
+import { callerOf, tooManyRequests, type RateLimiter } from "../engine/rate-limit.js";
 import { createMcpServer } from "./server.js";
 
-export interface McpHttpOptions {
-  /**
-   * Host header values accepted (DNS-rebinding protection), e.g. `127.0.0.1:8787`;
-   * an entry without a port accepts that host on any port.
-   */
-  allowedHosts: string[];
-  /** Origin header values accepted from browsers; by default an origin whose host is an allowed host. */
-  allowedOrigins?: string[];
+export interface McpHttpOptions extends OriginPolicy {
   logger: Logger;
-  /** A session unused this long is closed (default 30 minutes); the client then starts a new one. */
+  /** The per-key limiter every surface shares: each request to /mcp takes from it. */
+  limiter: RateLimiter;
+  /** A session unused this long is closed (default 10 minutes); the client then starts a new one. */
   sessionIdleMs?: number;
+  /** Sessions one key may hold open (default 8); a new one evicts the key's least recently used. */
+  maxSessionsPerKey?: number;
 }
 
 /** The MCP endpoint's sessions, for shutdown and tests. */
@@ -31,23 +30,15 @@ export interface McpHttpEndpoint {
 interface Session {
   transport: WebStandardStreamableHTTPServerTransport;
   close(): Promise<void>;
-  keyId: string | undefined;
+  /** The key that opened it (its rate-limit caller). */
+  caller: string;
   lastUsed: number;
 }
 
 export const MCP_PATH = "/mcp";
+const DEFAULT_IDLE_MS = 10 * 60 * 1000;
+const DEFAULT_MAX_SESSIONS_PER_KEY = 8;
 const MAX_BODY_BYTES = 1024 * 1024;
-
-/**
- * The Host values a server on `host:port` answers to (loopback names included), plus
- * the public URL's host. Port 0 (chosen when listening) accepts those hosts on any port.
- */
-export function defaultAllowedHosts(host: string, port: number, publicUrl?: string): string[] {
-  const names = [host.includes(":") && !host.startsWith("[") ? `[${host}]` : host, "127.0.0.1", "localhost", "[::1]"];
-  const hosts = new Set(names.map((name) => (port === 0 ? name : `${name}:${port}`)));
-  if (publicUrl) hosts.add(new URL(publicUrl).host);
-  return [...hosts];
-}
 
 /**
  * MCP over Streamable HTTP at `/mcp`: stateful sessions (Mcp-Session-Id, DELETE ends
@@ -58,7 +49,8 @@ export function defaultAllowedHosts(host: string, port: number, publicUrl?: stri
 export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions): McpHttpEndpoint {
   const { logger } = options;
   const sessions = new Map<string, Session>();
-  const idleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
+  const idleMs = options.sessionIdleMs ?? DEFAULT_IDLE_MS;
+  const maxPerKey = options.maxSessionsPerKey ?? DEFAULT_MAX_SESSIONS_PER_KEY;
 
   const sweep = setInterval(() => {
     const cutoff = Date.now() - idleMs;
@@ -71,7 +63,17 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
   }, Math.min(idleMs, 60_000));
   sweep.unref();
 
+  /** Keeps a key under its cap: its least recently used sessions end first. */
+  function makeRoomFor(caller: string): void {
+    const own = [...sessions.entries()].filter(([, session]) => session.caller === caller).sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+    for (const [id, session] of own.slice(0, Math.max(0, own.length - maxPerKey + 1))) {
+      sessions.delete(id);
+      void session.close();
+    }
+  }
+
   async function openSession(principal: Principal, request: Request): Promise<Response> {
+    makeRoomFor(callerOf(principal));
     const mcp = createMcpServer({ engine, principal, logger });
     const session: Session = {
       transport: new WebStandardStreamableHTTPServerTransport({
@@ -81,7 +83,7 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
         maxRequestBodySize: MAX_BODY_BYTES,
       }),
       close: () => mcp.close().catch((error: unknown) => logger.debug({ err: error }, "MCP session close failed")),
-      keyId: principal.keyId,
+      caller: callerOf(principal),
       lastUsed: Date.now(),
     };
     session.transport.onerror = (error) => logger.debug({ err: error }, "MCP HTTP request refused");
@@ -93,12 +95,18 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
   }
 
   app.all(MCP_PATH, async (c) => {
-    const refusal = checkHostAndOrigin(c.req.raw.headers, options);
+    const refusal = checkHostAndOrigin(c.req.raw.headers, options, "MCP");
     if (refusal) return c.json(new AppError("forbidden", refusal).toJSON(), 403);
     const principal = authenticate(c, engine);
     if (principal instanceof AppError) {
       c.header("WWW-Authenticate", 'Bearer realm="action-service"');
       return c.json(principal.toJSON(), 401);
+    }
+    const wait = options.limiter.take(callerOf(principal));
+    if (wait > 0) {
+      c.header("Retry-After", String(wait));
+      const error = tooManyRequests(wait);
+      return c.json({ jsonrpc: "2.0", error: { code: -32000, message: `${error.code}: ${error.message}`, data: error.details }, id: null }, 429);
     }
     const sessionId = c.req.header("mcp-session-id");
     if (sessionId === undefined) {
@@ -107,7 +115,7 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
     }
     const session = sessions.get(sessionId);
     // Another key's session answers as if it did not exist (no existence leak).
-    if (!session || session.keyId !== principal.keyId) return jsonRpcError(404, -32001, "Session not found");
+    if (!session || session.caller !== callerOf(principal)) return jsonRpcError(404, -32001, "Session not found");
     session.lastUsed = Date.now();
     return session.transport.handleRequest(c.req.raw);
   });
@@ -135,35 +143,3 @@ function jsonRpcError(status: number, code: number, message: string): Response {
   return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status });
 }
 
-/** DNS-rebinding protection: a refusal message, or undefined when Host and Origin are acceptable. */
-export function checkHostAndOrigin(headers: Headers, options: Pick<McpHttpOptions, "allowedHosts" | "allowedOrigins">): string | undefined {
-  const host = headers.get("host");
-  if (!host || !hostAllowed(host, options.allowedHosts)) return `Host ${host ?? "(none)"} is not allowed for MCP.`;
-  const origin = headers.get("origin");
-  if (origin === null) return undefined; // not a browser
-  const allowed = options.allowedOrigins
-    ? options.allowedOrigins.some((entry) => normalizeOrigin(entry) === normalizeOrigin(origin))
-    : originHost(origin) !== undefined && hostAllowed(originHost(origin)!, options.allowedHosts);
-  return allowed ? undefined : `Origin ${origin} is not allowed for MCP.`;
-}
-
-function hostAllowed(host: string, allowedHosts: readonly string[]): boolean {
-  const value = host.trim().toLowerCase();
-  const withoutPort = value.replace(/:\d+$/, "");
-  return allowedHosts.some((entry) => {
-    const allowed = entry.trim().toLowerCase();
-    return allowed === value || (!/:\d+$/.test(allowed) && allowed === withoutPort);
-  });
-}
-
-function normalizeOrigin(origin: string): string {
-  return origin.trim().toLowerCase().replace(/\/+$/, "");
-}
-
-function originHost(origin: string): string | undefined {
-  try {
-    return new URL(origin).host;
-  } catch {
-    return undefined;
-  }
-}

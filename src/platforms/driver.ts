@@ -46,6 +46,12 @@ export interface Driver {
   actions: Partial<Record<ActionType, ActionHandler>>;
   /** Where an owner signs in by hand (owner sign-in links), and how to tell it worked. */
   manualSignIn: { path: string; signedIn(page: Page): Locator };
+  /**
+   * The handle of the user signed in on this page, read from the page (e.g. the profile
+   * link), or undefined when the page does not show it. Checked against the account's
+   * username after every sign-in: a session of another user is never kept.
+   */
+  signedInAs(page: Page): Promise<string | undefined>;
 }
 
 export function defineDriver(driver: Omit<Driver, "platform"> & { platform: Omit<PlatformInfo, "actions"> }): Driver {

@@ -5,6 +5,7 @@ import { LATEST_PROTOCOL_VERSION, type CallToolResult } from "@modelcontextproto
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app.js";
 import { silentLogger } from "../../src/engine/logger.js";
+import { RateLimiter } from "../../src/engine/rate-limit.js";
 import { listen } from "../../src/main.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
 import { ScriptedExecutor } from "../helpers/scripted-executor.js";
@@ -22,10 +23,12 @@ const INITIALIZE = {
   params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
 };
 
-async function serve() {
+async function serve(options: { perMinute?: number; maxSessionsPerKey?: number } = {}) {
   const h = harness({ executor: new ScriptedExecutor().on("post", async () => ({ post_id: "p1" })) });
   let endpoint!: McpHttpEndpoint;
-  const app = createApp({ engine: h.engine, extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { allowedHosts: ["127.0.0.1"], logger: silentLogger })) });
+  const limiter = new RateLimiter(options.perMinute ?? 600, h.clock);
+  const policy = { allowedHosts: ["127.0.0.1"], publicUrl: () => "http://127.0.0.1:8787" };
+  const app = createApp({ engine: h.engine, limiter, extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { ...policy, limiter, logger: silentLogger, ...(options.maxSessionsPerKey ? { maxSessionsPerKey: options.maxSessionsPerKey } : {}) })) });
   const server = await listen(app, "127.0.0.1", 0);
   stops.push(async () => {
     await endpoint.close();
@@ -94,9 +97,51 @@ describe("MCP over Streamable HTTP", () => {
     expect(await statusWithHost(url, "evil.example:8787", h.adminKey)).toBe(403);
     expect(endpoint().sessionCount).toBe(0);
 
+    // The scheme counts: the same host and port over another scheme is another origin.
+    expect((await post({ authorization: `Bearer ${h.adminKey}`, origin: "https://127.0.0.1:8787" })).status).toBe(403);
+    expect((await post({ authorization: `Bearer ${h.adminKey}`, origin: "null" })).status).toBe(403);
     const sameOrigin = await post({ authorization: `Bearer ${h.adminKey}`, origin: "http://127.0.0.1:8787" });
     expect(sameOrigin.status).toBe(200);
     expect(sameOrigin.headers.get("mcp-session-id")).toBeTruthy();
     await sameOrigin.body?.cancel();
   });
+
+  it("shares the key's rate limit with REST: once REST has used it up, /mcp answers 429 with Retry-After", async () => {
+    const { h, post, url } = await serve({ perMinute: 5 });
+    const key = h.key("read_only");
+    const credits = (): Promise<Response> => fetch(url.replace(/\/mcp$/, "/v1/credits"), { headers: { authorization: `Bearer ${key}` } });
+    for (let i = 0; i < 4; i++) expect((await credits()).status).toBe(200);
+    const opened = await post({ authorization: `Bearer ${key}` });
+    expect(opened.status).toBe(200);
+    await opened.body?.cancel();
+    const limited = await post({ authorization: `Bearer ${key}` });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await limited.json()).toMatchObject({ jsonrpc: "2.0", error: { message: expect.stringContaining("too_many_requests") } });
+    // And REST is refused too: one bucket for the key.
+    expect((await credits()).status).toBe(429);
+    // Another key is not affected.
+    const other = await post({ authorization: `Bearer ${h.key("read_only")}` });
+    expect(other.status).toBe(200);
+    await other.body?.cancel();
+  });
+
+  it("caps the sessions one key holds: a new one ends the key's least recently used", async () => {
+    const { h, post, endpoint } = await serve({ maxSessionsPerKey: 3 });
+    const key = h.key("read_only");
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await post({ authorization: `Bearer ${key}` });
+      ids.push(response.headers.get("mcp-session-id")!);
+      await response.body?.cancel();
+    }
+    expect(endpoint().sessionCount).toBe(3);
+    const oldest = await post({ authorization: `Bearer ${key}`, "mcp-session-id": ids[0]! }, { jsonrpc: "2.0", id: 2, method: "tools/list" });
+    expect(oldest.status).toBe(404);
+    // Another key's sessions are its own.
+    const another = await post({ authorization: `Bearer ${h.adminKey}` });
+    await another.body?.cancel();
+    expect(endpoint().sessionCount).toBe(4);
+  });
 });
+

@@ -1,8 +1,10 @@
+import { EventEmitter } from "node:events";
 import type { Page } from "playwright";
 import type { LiveTarget } from "../../engine/live-links.js";
 import type { Logger } from "../../engine/logger.js";
 import type { Driver } from "../../platforms/driver.js";
 import type { BrowserExecutor } from "../executor.js";
+import { isSameUser, wrongUserMessage } from "../identity.js";
 import type { BrowserPool } from "../pool.js";
 import { Screencast } from "./screencast.js";
 
@@ -12,14 +14,39 @@ export interface LiveHubOptions {
   drivers: readonly Driver[];
   baseUrls: Readonly<Record<string, string>>;
   logger: Logger;
-  /** Called once an owner has signed in by hand, with the context's storage state. */
-  onSignedIn(linkId: string, accountId: string, storageState: string): void;
+  /** Called once an owner has signed in by hand as the account's user, with the context's storage state. */
+  onSignedIn(linkId: string, accountId: string, storageState: string): Promise<void>;
+  /**
+   * Takes the account's browser context for a sign-in page (DESIGN §3: a sign-in page and
+   * an action never drive one context at once); false while an action runs or waits on it.
+   */
+  holdAccount(accountId: string): boolean;
+  releaseAccount(accountId: string): void;
+  /** A sign-in page nobody has watched for this long is closed (default 30 s). */
+  unwatchedMs?: number;
+  /** Sign-in pages one API key may keep open (default 3); opening another closes its oldest. */
+  maxPagesPerKey?: number;
 }
 
-interface SignInSession {
+/** An owner sign-in page: one per account at most, closed when nobody has watched it for a while. */
+export interface SignInSession {
+  linkId: string;
+  accountId: string;
+  keyId: string | undefined;
   page: Page;
-  done: Promise<boolean>;
+  openedAt: number;
+  viewers: number;
+  unwatched: NodeJS.Timeout | undefined;
+  /** `notice`: something the owner must read (e.g. signed in as the wrong user). */
+  events: EventEmitter<{ notice: [message: string] }>;
+  close(): Promise<void>;
 }
+
+/** Why no page can be shown for a live link right now. */
+export type NoPage = { reason: "busy" | "gone"; message: string };
+
+const BUSY: NoPage = { reason: "busy", message: "An action is running on this account right now; open this link again once it has finished." };
+const GONE: NoPage = { reason: "gone", message: "There is no page to show any more." };
 
 /**
  * Finds the page behind a live link and shares one screencast per page: the running
@@ -29,14 +56,48 @@ interface SignInSession {
 export class LiveHub {
   readonly #casts = new WeakMap<Page, Screencast>();
   readonly #signIns = new Map<string, SignInSession>();
+  readonly #opening = new Map<string, Promise<SignInSession | NoPage>>();
 
   constructor(private readonly options: LiveHubOptions) {}
 
-  /** The page of the target, or undefined when there is none any more (the action moved on). */
-  async pageFor(target: LiveTarget): Promise<Page | undefined> {
-    if (target.kind === "challenge") return this.options.executor.pages.get(target.action.id);
-    if (target.link.state === "completed") return undefined;
-    return (await this.#signIn(target)).page;
+  /** Open sign-in pages (for tests and shutdown). */
+  get signInPages(): number {
+    return this.#signIns.size;
+  }
+
+  /** The page of the target, or why there is none (the action moved on; an action holds the account). */
+  async pageFor(target: LiveTarget): Promise<Page | NoPage> {
+    if (target.kind === "challenge") return this.options.executor.pages.get(target.action.id) ?? GONE;
+    if (target.link.state === "completed") return GONE;
+    const session = await this.signInSession(target);
+    return "page" in session ? session.page : session;
+  }
+
+  /** The sign-in page of an owner link, opened on first use. */
+  signInSession(target: Extract<LiveTarget, { kind: "sign_in" }>): Promise<SignInSession | NoPage> {
+    const existing = this.#signIns.get(target.link.id);
+    if (existing) return Promise.resolve(existing);
+    let opening = this.#opening.get(target.link.id);
+    if (!opening) {
+      opening = this.#openSignIn(target).finally(() => this.#opening.delete(target.link.id));
+      this.#opening.set(target.link.id, opening);
+    }
+    return opening;
+  }
+
+  /** A viewer started watching: the page stays open. */
+  watch(session: SignInSession): void {
+    session.viewers += 1;
+    clearTimeout(session.unwatched);
+    session.unwatched = undefined;
+  }
+
+  /** A viewer left: once nobody has watched for a while, the page closes and the account is free again. */
+  unwatch(session: SignInSession): void {
+    session.viewers = Math.max(0, session.viewers - 1);
+    if (session.viewers > 0 || session.unwatched) return;
+    session.unwatched = setTimeout(() => void session.close(), this.options.unwatchedMs ?? 30_000);
+    session.unwatched.unref();
   }
 
   screencast(page: Page): Screencast {
@@ -44,43 +105,86 @@ export class LiveHub {
     if (!cast) {
       cast = new Screencast(page);
       this.#casts.set(page, cast);
-      page.once("close", () => void cast!.stop());
+      page.once("close", () => void cast!.stop().catch(() => undefined));
     }
     return cast;
   }
 
-  #signIn(target: Extract<LiveTarget, { kind: "sign_in" }>): Promise<SignInSession> {
-    const existing = this.#signIns.get(target.link.id);
-    if (existing) return Promise.resolve(existing);
-    return this.#openSignIn(target);
+  async close(): Promise<void> {
+    await Promise.all([...this.#signIns.values()].map((session) => session.close()));
   }
 
-  async #openSignIn(target: Extract<LiveTarget, { kind: "sign_in" }>): Promise<SignInSession> {
-    const { pool, drivers, baseUrls, logger } = this.options;
+  async #openSignIn(target: Extract<LiveTarget, { kind: "sign_in" }>): Promise<SignInSession | NoPage> {
+    const { pool, drivers, baseUrls } = this.options;
     const { account, link } = target;
     const driver = drivers.find((candidate) => candidate.platform.name === account.platform);
     const baseUrl = baseUrls[account.platform];
     if (!driver || !baseUrl) throw new Error(`No driver for platform ${account.platform}`);
-    const context = await pool.acquire(account.id, () => undefined);
-    const page = await context.newPage();
-    const remaining = Math.max(1_000, Date.parse(target.expiresAt) - Date.now());
-    const done = (async () => {
-      try {
-        await page.goto(baseUrl + driver.manualSignIn.path);
-        await driver.manualSignIn.signedIn(page).waitFor({ state: "visible", timeout: remaining });
-        this.options.onSignedIn(link.id, account.id, JSON.stringify(await context.storageState()));
-        return true;
-      } catch (error) {
-        logger.info({ err: error, account_id: account.id }, "owner sign-in page ended without signing in");
-        return false;
-      } finally {
-        await page.close().catch(() => undefined);
-        pool.release(account.id);
-        this.#signIns.delete(link.id);
-      }
-    })();
-    const session = { page, done };
+    // One sign-in page per account: a newer link replaces an older one's page.
+    await Promise.all([...this.#signIns.values()].filter((other) => other.accountId === account.id).map((other) => other.close()));
+    await this.#makeRoomForKey(link.key_id);
+    if (!this.options.holdAccount(account.id)) return BUSY;
+    let page: Page;
+    try {
+      page = await (await pool.acquire(account.id, () => undefined)).newPage();
+    } catch (error) {
+      pool.release(account.id);
+      this.options.releaseAccount(account.id);
+      throw error;
+    }
+    let closed: Promise<void> | undefined;
+    const session: SignInSession = {
+      linkId: link.id,
+      accountId: account.id,
+      keyId: link.key_id,
+      page,
+      openedAt: Date.now(),
+      viewers: 0,
+      unwatched: undefined,
+      events: new EventEmitter(),
+      close: () =>
+        (closed ??= (async () => {
+          clearTimeout(session.unwatched);
+          this.#signIns.delete(link.id);
+          await page.close().catch(() => undefined);
+          pool.release(account.id);
+          this.options.releaseAccount(account.id);
+        })()),
+    };
     this.#signIns.set(link.id, session);
+    void this.#awaitSignIn(session, target, driver, baseUrl);
     return session;
+  }
+
+  /** Waits on the page until the account's own user is signed in; another user's session is cleared, never kept. */
+  async #awaitSignIn(session: SignInSession, target: Extract<LiveTarget, { kind: "sign_in" }>, driver: Driver, baseUrl: string): Promise<void> {
+    const { page } = session;
+    const { account, link } = target;
+    try {
+      await page.goto(baseUrl + driver.manualSignIn.path);
+      for (;;) {
+        const remaining = Date.parse(target.expiresAt) - Date.now();
+        await driver.manualSignIn.signedIn(page).waitFor({ state: "visible", timeout: Math.max(1_000, remaining) });
+        const shown = await driver.signedInAs(page);
+        if (isSameUser(shown, account.username)) break;
+        await page.context().clearCookies();
+        session.events.emit("notice", `${wrongUserMessage(shown, account.username)} Sign in as @${account.username}.`);
+        await page.goto(baseUrl + driver.manualSignIn.path);
+        await driver.manualSignIn.signedIn(page).waitFor({ state: "hidden", timeout: 10_000 });
+      }
+      await this.options.onSignedIn(link.id, account.id, JSON.stringify(await page.context().storageState()));
+    } catch (error) {
+      this.options.logger.info({ err: error, account_id: account.id }, "owner sign-in page ended without signing in");
+    } finally {
+      await session.close();
+    }
+  }
+
+  /** Keeps a key's open sign-in pages under its bound: its oldest close first. */
+  async #makeRoomForKey(keyId: string | undefined): Promise<void> {
+    if (keyId === undefined) return;
+    const own = [...this.#signIns.values()].filter((session) => session.keyId === keyId).sort((a, b) => a.openedAt - b.openedAt);
+    const excess = own.length - (this.options.maxPagesPerKey ?? 3) + 1;
+    await Promise.all(own.slice(0, Math.max(0, excess)).map((session) => session.close()));
   }
 }

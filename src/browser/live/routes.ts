@@ -7,7 +7,10 @@ import { WebSocketServer, type WebSocket } from "ws";
 import { isAnswerableByApi } from "../../domain/challenges.js";
 import { ACTION_ERRORS, AppError } from "../../domain/errors.js";
 import { isTerminal } from "../../domain/status.js";
+import { checkHostAndOrigin, type OriginPolicy } from "../../api/origin.js";
 import type { Engine } from "../../engine/engine.js";
+import { tooManyRequests, type RateLimiter } from "../../engine/rate-limit.js";
+import { sha256 } from "../../store/crypto.js";
 import type { LiveTarget } from "../../engine/live-links.js";
 import type { Logger } from "../../engine/logger.js";
 import type { LiveHub } from "./hub.js";
@@ -62,8 +65,24 @@ export function liveState(engine: Engine, target: LiveTarget): Record<string, un
  * `GET /live/{token}` (the page), `/state`, `/answer`, and the WebSocket `/ws` that
  * streams the page and takes input. The token is the only credential; it is never logged.
  */
-export function mountLive(app: Hono, options: { engine: Engine; hub: LiveHub; logger: Logger }): (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
-  const { engine, hub, logger } = options;
+export function mountLive(
+  app: Hono,
+  options: { engine: Engine; hub: LiveHub; logger: Logger; limiter: RateLimiter; policy: OriginPolicy },
+): (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
+  const { engine, hub, logger, limiter, policy } = options;
+  /** Live links have no API key: each link is its own caller under the shared limiter. */
+  const take = (token: string): number => limiter.take(`live:${sha256(token)}`);
+
+  app.use("/live/*", async (c, next) => {
+    const refusal = checkHostAndOrigin(c.req.raw.headers, policy, "the live browser");
+    if (refusal) throw new AppError("forbidden", refusal);
+    const wait = take(c.req.path.split("/")[2] ?? "");
+    if (wait > 0) {
+      c.header("Retry-After", String(wait));
+      throw tooManyRequests(wait);
+    }
+    await next();
+  });
 
   app.use("/live/*", bodyLimit({ maxSize: 16 * 1024, onError: () => { throw new AppError("malformed_request", "The request body is too large."); } }));
   const resolve = (c: Context, nonce = randomBytes(16).toString("base64")): LiveTarget | Response => {
@@ -103,10 +122,20 @@ export function mountLive(app: Hono, options: { engine: Engine; hub: LiveHub; lo
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
     };
     send(liveState(engine, target));
-    const page = await hub.pageFor(target);
-    if (!page) return socket.close(1000, "no page");
+    const session = target.kind === "sign_in" ? await hub.signInSession(target) : undefined;
+    const page = session ? ("page" in session ? session.page : session) : await hub.pageFor(target);
+    if (!("goto" in page)) {
+      if (page.reason === "busy") send({ ...liveState(engine, target), outcome: page.message });
+      return socket.close(1000, page.reason === "busy" ? "busy" : "no page");
+    }
     const cast = hub.screencast(page);
     const viewer: Viewer = { send, width, height };
+    const watched = session && "page" in session ? session : undefined;
+    const notice = (message: string): void => send({ ...liveState(engine, target), outcome: message });
+    if (watched) {
+      hub.watch(watched);
+      watched.events.on("notice", notice);
+    }
     const unsubscribe =
       target.kind === "challenge"
         ? engine.onChange((action) => {
@@ -125,7 +154,11 @@ export function mountLive(app: Hono, options: { engine: Engine; hub: LiveHub; lo
     });
     socket.on("close", () => {
       unsubscribe();
-      void cast.remove(viewer);
+      if (watched) {
+        watched.events.off("notice", notice);
+        hub.unwatch(watched);
+      }
+      cast.remove(viewer).catch(() => undefined);
     });
     // The page closes when the action ends or the owner has signed in: say how it ended, then stop.
     page.once("close", () => {
@@ -140,6 +173,13 @@ export function mountLive(app: Hono, options: { engine: Engine; hub: LiveHub; lo
     const url = new URL(request.url ?? "/", "http://localhost");
     const match = TOKEN_PATH.exec(url.pathname);
     if (!match) return false;
+    // A browser always sends Origin on a WebSocket: another site's page may not drive the live view.
+    const refusal = checkHostAndOrigin({ get: (name) => headerOf(request, name) }, policy, "the live browser");
+    const wait = refusal ? 0 : take(match[1]!);
+    if (refusal || wait > 0) {
+      socket.end(refusal ? "HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n" : `HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${wait}\r\nConnection: close\r\n\r\n`);
+      return true;
+    }
     const size = (name: string): number => Math.min(4096, Math.max(320, Number(url.searchParams.get(name)) || 1280));
     sockets.handleUpgrade(request, socket, head, (ws) => {
       serveViewer(ws, match[1]!, size("w"), size("h")).catch((error: unknown) => {
@@ -149,4 +189,9 @@ export function mountLive(app: Hono, options: { engine: Engine; hub: LiveHub; lo
     });
     return true;
   };
+}
+
+function headerOf(request: IncomingMessage, name: string): string | null {
+  const value = request.headers[name.toLowerCase()];
+  return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
 }

@@ -1,7 +1,7 @@
 import { defineDriver } from "../driver.js";
 import { browserSteps, connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
 import { FAILURES, PAGES, PATHS } from "./pages.js";
-import { ensureSignedIn } from "./sign-in.js";
+import { ensureSignedIn, signedInAs } from "./sign-in.js";
 
 /** The driver for the sandbox platform (DESIGN §9). */
 export const sandboxDriver = defineDriver({
@@ -13,6 +13,7 @@ export const sandboxDriver = defineDriver({
   failures: FAILURES,
   ensureSignedIn,
   manualSignIn: { path: PATHS.home, signedIn: PAGES.home },
+  signedInAs,
   actions: {
     connect,
     post,

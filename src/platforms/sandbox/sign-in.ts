@@ -1,5 +1,5 @@
 import { TOTP } from "otpauth";
-import type { Locator } from "playwright";
+import type { Locator, Page } from "playwright";
 import { ActionFailure } from "../../domain/errors.js";
 import type { DriverContext } from "../driver.js";
 import { CHALLENGE_PAGES, PAGES, PATHS, SIGN_IN, challengeHeading, type ChallengePage } from "./pages.js";
@@ -15,6 +15,14 @@ export async function ensureSignedIn(context: DriverContext): Promise<void> {
     await signIn(context);
     await context.markConnected(undefined);
   }
+}
+
+/** The signed-in user's handle: the last segment of the navigation's profile link. */
+export async function signedInAs(page: Page): Promise<string | undefined> {
+  const link = PAGES.profileLink(page);
+  if ((await link.count()) === 0) return undefined;
+  const href = await link.first().getAttribute("href");
+  return href ? decodeURIComponent(href.split("/").filter(Boolean).pop() ?? "") || undefined : undefined;
 }
 
 async function signIn(context: DriverContext): Promise<void> {

@@ -4,6 +4,8 @@ import { sha256 } from "../crypto.js";
 export interface SignInLinkRecord {
   id: string;
   account_id: string;
+  /** The key that made the link (undefined for the stdio owner). */
+  key_id: string | undefined;
   expires_at: string;
   state: "open" | "completed";
   created_at: string;
@@ -17,16 +19,17 @@ export class SignInLinkRepository {
   insert(link: Omit<SignInLinkRecord, "updated_at" | "state">, token: string): void {
     this.db
       .prepare(
-        `INSERT INTO sign_in_links (id, account_id, link_hash, expires_at, state, created_at, updated_at)
-         VALUES (@id, @account_id, @link_hash, @expires_at, 'open', @created_at, @created_at)`,
+        `INSERT INTO sign_in_links (id, account_id, key_id, link_hash, expires_at, state, created_at, updated_at)
+         VALUES (@id, @account_id, @key_id, @link_hash, @expires_at, 'open', @created_at, @created_at)`,
       )
-      .run({ ...link, link_hash: sha256(token) });
+      .run({ ...link, key_id: link.key_id ?? null, link_hash: sha256(token) });
   }
 
   byToken(token: string): SignInLinkRecord | undefined {
-    return this.db.prepare("SELECT id, account_id, expires_at, state, created_at, updated_at FROM sign_in_links WHERE link_hash = ?").get(sha256(token)) as
-      | SignInLinkRecord
+    const row = this.db.prepare("SELECT id, account_id, key_id, expires_at, state, created_at, updated_at FROM sign_in_links WHERE link_hash = ?").get(sha256(token)) as
+      | (Omit<SignInLinkRecord, "key_id"> & { key_id: string | null })
       | undefined;
+    return row && { ...row, key_id: row.key_id ?? undefined };
   }
 
   complete(id: string, now: string): void {
