@@ -5,7 +5,7 @@ import type { Config } from "./config.js";
 import type { Clock } from "./engine/clock.js";
 import type { Engine } from "./engine/engine.js";
 import type { Logger } from "./engine/logger.js";
-import { LiveHub } from "./browser/live/hub.js";
+import { LiveHub, type LiveHubOptions } from "./browser/live/hub.js";
 import { mountLive } from "./browser/live/routes.js";
 import { createService, listen, type Service } from "./main.js";
 import { defaultAllowedHosts, type OriginPolicy } from "./api/origin.js";
@@ -20,6 +20,8 @@ export interface ServerOptions {
   /** Listen for HTTP (REST, MCP, live links); false for an in-process run. */
   listen?: boolean;
   clock?: Clock;
+  /** Seams for tests: how long an unwatched sign-in page stays open, and how many one key may hold. */
+  live?: Pick<LiveHubOptions, "unwatchedMs" | "maxPagesPerKey">;
   /** Mounts more on the HTTP app (REST, MCP over HTTP and the live browser are always there). */
   extend?: (app: Hono, engine: Engine, pool: BrowserPool, executor: BrowserExecutor) => void;
 }
@@ -68,6 +70,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
         onSignedIn: (linkId, accountId, state) => engine.completeSignIn(linkId, accountId, state),
         holdAccount: (accountId) => engine.core.runner.holdAccount(accountId),
         releaseAccount: (accountId) => engine.core.runner.releaseAccount(accountId),
+        ...options.live,
       });
       onUpgrade = mountLive(app, { engine, hub, logger: options.logger, limiter, policy });
       mcp = mountMcpHttp(app, engine, { ...policy, limiter, logger: options.logger });

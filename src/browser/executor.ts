@@ -49,8 +49,9 @@ export class BrowserExecutor implements ActionExecutor {
     } catch (error) {
       if (execution.signal.aborted) throw execution.signal.reason;
       if (error instanceof WrongUserFailure) {
-        // Another user's session must not stay in the account's context, nor be saved.
+        // Another user's session must not stay in the account's context, nor in the store.
         await context.clearCookies().catch(() => undefined);
+        await execution.saveSession(JSON.stringify({ cookies: [], origins: [] }));
         throw error;
       }
       if (error instanceof ActionFailure) {

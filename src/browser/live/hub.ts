@@ -124,20 +124,24 @@ export class LiveHub {
     await Promise.all([...this.#signIns.values()].filter((other) => other.accountId === account.id).map((other) => other.close()));
     await this.#makeRoomForKey(link.key_id);
     if (!this.options.holdAccount(account.id)) return BUSY;
-    let page: Page;
+    let page: Page | undefined;
     try {
       page = await (await pool.acquire(account.id, () => undefined)).newPage();
+      // The first navigation swaps the blank page's renderer: a screencast started before it dies with it.
+      await page.goto(baseUrl + driver.manualSignIn.path, { waitUntil: "domcontentloaded" });
     } catch (error) {
+      await page?.close().catch(() => undefined);
       pool.release(account.id);
       this.options.releaseAccount(account.id);
       throw error;
     }
+    const opened = page;
     let closed: Promise<void> | undefined;
     const session: SignInSession = {
       linkId: link.id,
       accountId: account.id,
       keyId: link.key_id,
-      page,
+      page: opened,
       openedAt: Date.now(),
       viewers: 0,
       unwatched: undefined,
@@ -146,7 +150,7 @@ export class LiveHub {
         (closed ??= (async () => {
           clearTimeout(session.unwatched);
           this.#signIns.delete(link.id);
-          await page.close().catch(() => undefined);
+          await opened.close().catch(() => undefined);
           pool.release(account.id);
           this.options.releaseAccount(account.id);
         })()),
@@ -161,7 +165,6 @@ export class LiveHub {
     const { page } = session;
     const { account, link } = target;
     try {
-      await page.goto(baseUrl + driver.manualSignIn.path);
       for (;;) {
         const remaining = Date.parse(target.expiresAt) - Date.now();
         await driver.manualSignIn.signedIn(page).waitFor({ state: "visible", timeout: Math.max(1_000, remaining) });

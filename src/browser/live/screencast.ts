@@ -50,8 +50,17 @@ export class Screencast {
     this.#viewers.add(viewer);
     if (this.#last) viewer.send(this.#last);
     if (!this.#session) {
-      this.#session = this.#start(viewer);
-      await this.#session;
+      this.#session = this.#start(viewer).catch(async () => {
+        // A navigation that swaps the page's renderer detaches a new CDP session: try once more on the new one.
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        return this.#start(viewer);
+      });
+      try {
+        await this.#session;
+      } catch (error) {
+        this.#session = undefined;
+        throw error;
+      }
     }
   }
 
