@@ -48,6 +48,23 @@ describe("challenges", () => {
     expect(statusesOf(action.id)).not.toContain("needs_input");
   });
 
+  it("one person connected in two workspaces signs in with TOTP in both at once: the second waits for the next time step", async () => {
+    const secret = "KRSXG5CTMVRXEZLUKN2XAZLSKNSWG4TF";
+    const handle = await live.user("totp", { totp_secret: secret });
+    const mine = await live.account(handle, { totp_secret: secret });
+    const otherKey = live.server.service.engine.issueKey({ role: "admin", workspaceName: `second-${handle}` }).key;
+    const other = await live.api("POST", "/v1/accounts", { platform: "sandbox", username: handle, password: "sandbox-password", totp_secret: secret }, { key: otherKey });
+    const runAs = async (key: string, accountId: string): Promise<any> => {
+      let action = (await live.api("POST", "/v1/actions?wait=30", { account_id: accountId, type: "connect", params: {} }, { key })).json;
+      while (action.status === "queued" || action.status === "running") action = (await live.api("GET", `/v1/actions/${action.id}?wait=30`, undefined, { key })).json;
+      return action;
+    };
+    const [first, second] = await Promise.all([runAs(live.key, mine), runAs(otherKey, other.json.id)]);
+    // Each time step's code is sent once per platform user, so neither is refused.
+    expect(first).toMatchObject({ status: "succeeded", result: { profile: { handle } } });
+    expect(second).toMatchObject({ status: "succeeded", result: { profile: { handle } } });
+  });
+
   it("an emailed code answered through the API signs the account in", async () => {
     const handle = await live.user("email");
     const accountId = await live.account(handle);

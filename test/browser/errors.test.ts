@@ -146,7 +146,41 @@ describe("action errors", () => {
 
     const failed = await live.finished(created.json.id);
     expect(failed).toMatchObject({ status: "failed", error: { code: "browser_error" } });
+    // Only reading steps ran: the message says nothing was done on the platform.
+    expect(failed.error.message).toMatch(/nothing was submitted|nothing was done there/);
     await connectedAccount();
     expect(await live.server.pool.browser()).not.toBe(browser);
+  });
+
+  it("browser_error past the commit point says the platform may already have done it", async () => {
+    const { accountId } = await connectedAccount();
+    const marker = `${live.sandbox.url}/feed?slow=2`;
+    // A click is a step that may change something: the commit point comes before it.
+    const created = await live.api("POST", "/v1/actions", {
+      account_id: accountId,
+      type: "browser_steps",
+      params: { steps: [{ click: "body" }, { goto: marker }, { wait_for: "text=A heading that never shows", timeout_ms: 30_000 }] },
+    });
+    await live.until(() => live.server.executor.pages.get(created.json.id)?.url() === marker);
+    await (await live.server.pool.browser()).close();
+    const failed = await live.finished(created.json.id);
+    expect(failed).toMatchObject({ status: "failed", error: { code: "browser_error" } });
+    expect(failed.error.message).toMatch(/may already have done it/);
+  });
+
+  it("login_failed: a session that turns out to be another user's is refused and not kept", async () => {
+    const { handle, accountId } = await connectedAccount();
+    const otherHandle = await live.user("none");
+    const other = await live.account(otherHandle);
+    const { store } = live.server.service;
+    // The first user's session lands in the second account (as an owner link could once make happen).
+    store.accounts.setSecret(other, "session", store.accounts.getSecret(accountId, "session")!, new Date().toISOString());
+    const refused = await live.run(other, "connect");
+    expect(refused).toMatchObject({ status: "failed", error: { code: "login_failed" } });
+    expect(refused.error.message).toContain(`Signed in as @${handle}, but this account is @${otherHandle}`);
+    expect(JSON.parse(store.accounts.getSecret(other, "session")!).cookies).toEqual([]);
+    // Nothing of the other user is left: the next connect signs in with the account's own credentials.
+    const connected = await live.run(other, "connect");
+    expect(connected).toMatchObject({ status: "succeeded", result: { profile: { handle: otherHandle } } });
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -36,4 +36,19 @@ describe("database", () => {
     const configured = Buffer.alloc(32, 7);
     expect(loadMasterKey(dir, configured)).toBe(configured);
   });
+
+  it("keeps the data dir private to its owner: the dir 0700, the database, -wal, -shm and key files 0600", () => {
+    dir = mkdtempSync(join(tmpdir(), "as-db-"));
+    const data = join(dir, "data");
+    mkdirSync(data, { mode: 0o755 });
+    const db = openDatabase(join(data, "action-service.db"));
+    db.prepare("CREATE TABLE t (x)").run();
+    loadMasterKey(data, undefined);
+    expect(statSync(data).mode & 0o777).toBe(0o700);
+    const files = readdirSync(data);
+    expect(files).toEqual(expect.arrayContaining(["action-service.db", "action-service.db-wal", "action-service.db-shm", "master.key"]));
+    for (const file of files) expect({ file, mode: statSync(join(data, file)).mode & 0o777 }).toEqual({ file, mode: 0o600 });
+    db.close();
+  });
 });
+
