@@ -114,6 +114,12 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
+// Every promise the service makes is handled where it is made (DESIGN §11); one that slips
+// through is a bug to log, not a reason to drop every running action and waiting challenge.
+process.on("unhandledRejection", (reason) => {
+  console.error(`action-service: unhandled rejection (a bug; the service keeps running): ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}`);
+});
+
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || (error instanceof Error && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))) {
     console.error(`${error.message}\n\n${USAGE}`);
