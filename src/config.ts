@@ -30,6 +30,7 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   ACTION_SERVICE_FREE_CREDITS: z.coerce.number().int().min(0).max(1_000_000_000).default(100),
   ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: z.coerce.number().int().min(1).max(256).default(8),
+  ACTION_SERVICE_MAX_PAUSED_ACTIONS: z.coerce.number().int().min(0).max(10_000).default(200),
   ACTION_SERVICE_IDLE_CONTEXT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   ACTION_SERVICE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -49,6 +50,7 @@ export interface Config {
   challengeTtlSeconds: number;
   freeCredits: number;
   maxConcurrentActions: number;
+  maxPausedActions: number;
   idleContextSeconds: number;
   rateLimitPerMinute: number;
   logLevel: string;
@@ -79,6 +81,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     challengeTtlSeconds: env.ACTION_SERVICE_CHALLENGE_TTL_SECONDS,
     freeCredits: env.ACTION_SERVICE_FREE_CREDITS,
     maxConcurrentActions: env.ACTION_SERVICE_MAX_CONCURRENT_ACTIONS,
+    maxPausedActions: env.ACTION_SERVICE_MAX_PAUSED_ACTIONS,
     idleContextSeconds: env.ACTION_SERVICE_IDLE_CONTEXT_SECONDS,
     rateLimitPerMinute: env.ACTION_SERVICE_RATE_LIMIT_PER_MINUTE,
     logLevel: env.ACTION_SERVICE_LOG_LEVEL,

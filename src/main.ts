@@ -6,7 +6,7 @@ import type { Duplex } from "node:stream";
 import { createApp } from "./api/app.js";
 import type { Config } from "./config.js";
 import { systemClock, type Clock } from "./engine/clock.js";
-import { Engine } from "./engine/engine.js";
+import { Engine, type EngineOptions } from "./engine/engine.js";
 import type { ActionExecutor, PlatformInfo } from "./engine/executor.js";
 import type { IssuedKey } from "./engine/keys.js";
 import type { Logger } from "./engine/logger.js";
@@ -32,6 +32,10 @@ export interface ServiceParts {
   isReady?: () => boolean;
   /** Extra surfaces on the HTTP app (MCP over HTTP, live browser); they share the per-key limiter. */
   extend?: (app: Hono, engine: Engine, limiter: RateLimiter) => void;
+  /** What kind of process runs actions here (`serve`, `mcp`, `demo`), for the runners table. */
+  runnerKind?: string;
+  /** Lease timings (tests shorten them). */
+  runner?: EngineOptions["runner"];
   /**
    * false: open the store without starting the engine (no first workspace, no restart
    * recovery), for commands that run beside a live server such as `keys create`.
@@ -50,6 +54,8 @@ export function createService(config: Config, parts: ServiceParts): Service {
     logger: parts.logger,
     challengeTtlSeconds: config.challengeTtlSeconds,
     maxConcurrent: config.maxConcurrentActions,
+    maxPaused: config.maxPausedActions,
+    runner: { kind: parts.runnerKind ?? "serve", ...parts.runner },
     freeCredits: config.freeCredits,
     ...(parts.clock ? { clock: parts.clock } : {}),
   });

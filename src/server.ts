@@ -7,7 +7,7 @@ import type { Engine } from "./engine/engine.js";
 import type { Logger } from "./engine/logger.js";
 import { LiveHub, type LiveHubOptions } from "./browser/live/hub.js";
 import { mountLive } from "./browser/live/routes.js";
-import { createService, listen, type Service } from "./main.js";
+import { createService, listen, type Service, type ServiceParts } from "./main.js";
 import { defaultAllowedHosts, type OriginPolicy } from "./api/origin.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
 import { DRIVERS } from "./platforms/index.js";
@@ -20,6 +20,10 @@ export interface ServerOptions {
   /** Listen for HTTP (REST, MCP, live links); false for an in-process run. */
   listen?: boolean;
   clock?: Clock;
+  /** What kind of process this is (`serve`, `mcp`, `demo`): its runner registers as such. */
+  runnerKind?: string;
+  /** Runner lease timings (tests shorten them). */
+  runner?: ServiceParts["runner"];
   /** Seams for tests: how long an unwatched sign-in page stays open, and how many one key may hold. */
   live?: Pick<LiveHubOptions, "unwatchedMs" | "maxPagesPerKey">;
   /** Mounts more on the HTTP app (REST, MCP over HTTP and the live browser are always there). */
@@ -59,6 +63,8 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     platforms: DRIVERS.map((driver) => driver.platform),
     logger: options.logger,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.runnerKind ? { runnerKind: options.runnerKind } : {}),
+    ...(options.runner ? { runner: options.runner } : {}),
     extend: (app, engine, limiter) => {
       const policy: OriginPolicy = { allowedHosts: defaultAllowedHosts(config.host, config.port, config.publicUrl), publicUrl: () => engine.core.publicUrl };
       hub = new LiveHub({

@@ -16,7 +16,7 @@ const SANDBOX_PASSWORD = "sandbox-password";
 export async function runDemo(config: Config): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "action-service-demo-"));
   const settings: Config = { ...config, dataDir, masterKey: undefined, port: 0, sandboxPort: 0, host: "127.0.0.1" };
-  const server = await startServer(settings, { logger: createLogger("error"), sandbox: true });
+  const server = await startServer(settings, { logger: createLogger("error"), sandbox: true, runnerKind: "demo" });
   const say = (line: string): void => console.log(line);
   let ok = true;
   try {

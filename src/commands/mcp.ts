@@ -10,10 +10,11 @@ import { startServer } from "../server.js";
 export async function runMcp(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel === "info" ? "warn" : config.logLevel);
   const local = { ...config, host: "127.0.0.1" };
-  const server = await startServer(local, { logger }).catch(async (error: unknown) => {
+  const server = await startServer(local, { logger, runnerKind: "mcp" }).catch(async (error: unknown) => {
     if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
-    logger.warn(`port ${config.port} is in use: live-browser links will not be served by this process`);
-    return startServer(local, { logger, listen: false });
+    // Typically `serve` holds the port: links are served on a free port instead, and name it.
+    logger.warn(`port ${config.port} is in use: live-browser links are served on a free port instead`);
+    return startServer({ ...local, port: 0, publicUrl: "http://127.0.0.1:0" }, { logger, runnerKind: "mcp" });
   });
   const engine = server.service.engine;
   const stdio = await runStdioServer({ engine, principal: engine.ownerPrincipal(), logger });

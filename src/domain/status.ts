@@ -9,8 +9,9 @@ export const TRANSITIONS: Readonly<Record<ActionStatus, readonly ActionStatus[]>
   // queued → failed covers failures decided before anything runs (insufficient credits,
   // unsupported type, no browser).
   queued: ["running", "failed", "canceled"],
-  running: ["needs_input", "succeeded", "failed", "canceled"],
-  needs_input: ["running", "failed", "canceled"],
+  // → queued: recovered after the process running it died, before its commit point (DESIGN §3).
+  running: ["needs_input", "succeeded", "failed", "canceled", "queued"],
+  needs_input: ["running", "failed", "canceled", "queued"],
   succeeded: [],
   failed: [],
   canceled: [],

@@ -127,9 +127,16 @@ export function answerAction(core: EngineCore, principal: Principal, actionId: s
       sign_in_url: liveUrl(core.publicUrl, store.challenges.linkToken(challenge.id)),
     });
   }
-  if (!core.runner.answer(action.id, answer)) {
-    throw new AppError("conflict", "The action is not waiting for an answer any more.", { status: action.status });
-  }
+  // Through the store (DESIGN §11): whichever runner holds the page takes it — at once here, within ~100 ms elsewhere.
+  const recorded = core.store.transaction(() => {
+    const now = core.lifecycle.now();
+    const current = store.challenges.latestOf(action.id);
+    if (current?.id !== challenge.id || current.state !== "open") return false;
+    store.challenges.recordAnswer(challenge.id, answer, now);
+    return core.lifecycle.move(action.id, ["needs_input"], "running");
+  });
+  if (!recorded) throw new AppError("conflict", "The action is not waiting for an answer any more.", { status: store.actions.get(action.id)?.status });
+  core.runner.deliver(action.id);
   return store.actions.get(action.id)!;
 }
 

@@ -10,13 +10,13 @@ import * as actions from "./actions.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { EngineCore } from "./core.js";
 import type { ActionExecutor, PlatformInfo } from "./executor.js";
-import { createActionOnce, purgeExpiredKeys, settleInFlight } from "./idempotency.js";
+import { createActionOnce, purgeExpiredKeys, settleAbandoned } from "./idempotency.js";
 import { authenticate, issueKey, type IssuedKey } from "./keys.js";
 import { Lifecycle } from "./lifecycle.js";
 import { completeSignIn, createSignInLink, resolveLiveToken, type LiveTarget } from "./live-links.js";
 import { silentLogger, type Logger } from "./logger.js";
 import type { PlatformReference, PublicAction } from "../domain/public.js";
-import { Runner } from "./runner.js";
+import { Runner, type RunnerOptions } from "./runner.js";
 
 export interface EngineOptions {
   store: Store;
@@ -27,6 +27,10 @@ export interface EngineOptions {
   logger?: Logger;
   challengeTtlSeconds?: number;
   maxConcurrent?: number;
+  /** Actions holding a page at needs_input at once (`ACTION_SERVICE_MAX_PAUSED_ACTIONS`). */
+  maxPaused?: number;
+  /** Runner settings: its kind (`serve`, `mcp`, …) and lease timings (tests shorten them). */
+  runner?: Pick<RunnerOptions, "kind" | "leaseMs" | "heartbeatMs" | "watchMs" | "stopGraceMs">;
   freeCredits?: number;
   /** How often deadlines are checked, in ms. */
   sweepIntervalMs?: number;
@@ -66,6 +70,10 @@ export class Engine {
       logger,
       challengeTtlMs: (options.challengeTtlSeconds ?? 600) * 1000,
       maxConcurrent: options.maxConcurrent ?? 4,
+      maxPaused: options.maxPaused ?? 200,
+      ...options.runner,
+      // A dead process's requests in flight will never answer: settle them.
+      onHeartbeat: () => settleAbandoned(this.core),
     });
     this.core = {
       store: options.store,
@@ -83,14 +91,16 @@ export class Engine {
     return this.core.store;
   }
 
-  /** Restart recovery (DESIGN §3), then deadline checks, the idempotency purge and the queue. */
+  /**
+   * Deadlines first (a challenge that expired while no process ran stays expired), then the
+   * runner: its lease, recovery of what dead runners left (DESIGN §3, §11), the queue.
+   */
   start(): void {
-    this.recoverInterruptedActions();
-    settleInFlight(this.core);
+    this.expireOverdueChallenges();
+    this.core.runner.start();
     purgeExpiredKeys(this.core);
     this.#sweep = every(this.options.sweepIntervalMs ?? 500, "deadline check", this.core.logger, () => this.expireOverdueChallenges());
     this.#purge = every(PURGE_INTERVAL_MS, "idempotency purge", this.core.logger, () => purgeExpiredKeys(this.core));
-    this.core.runner.pump();
   }
 
   async stop(): Promise<void> {
@@ -115,22 +125,6 @@ export class Engine {
       }
     }
     return expired;
-  }
-
-  /** Actions left running or waiting by a process that is gone fail; none is re-run (a post must never be made twice). */
-  recoverInterruptedActions(): void {
-    this.expireOverdueChallenges();
-    const { store, lifecycle, runner } = this.core;
-    for (const action of store.actions.withStatus(["running", "needs_input"])) {
-      if (runner.isRunning(action.id)) continue;
-      lifecycle.finish(action.id, {
-        status: "failed",
-        code: "browser_error",
-        message: action.committed_at
-          ? "Interrupted by a restart of the service after the driver had begun the step that cannot be undone: the platform may already have done it. It was not run again; check the platform before you retry."
-          : "Interrupted by a restart of the service before anything was submitted to the platform: nothing was done there. It was not run again; a retry is safe.",
-      });
-    }
   }
 
   /** On an empty data dir: the first workspace and its admin key (returned once, never stored). */

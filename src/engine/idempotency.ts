@@ -73,6 +73,7 @@ export async function createActionOnce(
       workspace_id: workspaceId,
       key,
       request_hash: hash,
+      runner_id: core.runner.runnerId,
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
     });
@@ -99,11 +100,11 @@ export async function createActionOnce(
   }
 }
 
-/** After a restart no request is in flight: records that created an action are done, the rest freed. */
-export function settleInFlight(core: EngineCore): void {
+/** Requests in flight in a process that is gone: records that created an action are done, the rest freed. */
+export function settleAbandoned(core: EngineCore): void {
   const { store } = core;
   store.transaction(() => {
-    for (const record of store.idempotency.inFlight()) {
+    for (const record of store.idempotency.abandoned(core.lifecycle.now())) {
       if (record.action_id) store.idempotency.complete(record.workspace_id, record.key);
       else store.idempotency.forget(record.workspace_id, record.key);
     }

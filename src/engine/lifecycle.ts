@@ -12,6 +12,12 @@ export type Outcome =
   | { status: "failed"; code: ActionErrorCode; message?: string }
   | { status: "canceled" };
 
+/**
+ * A condition on the action, checked inside the change's transaction: e.g. "this runner still
+ * holds it", so a runner that lost its lease cannot end an action someone else now runs.
+ */
+export type Guard = (action: ActionRecord) => boolean;
+
 const CHALLENGE_END: Record<Outcome["status"], ChallengeState> = { succeeded: "resolved", failed: "failed", canceled: "canceled" };
 
 /**
@@ -37,11 +43,14 @@ export class Lifecycle {
     if (action) this.events.emit("change", action);
   }
 
-  /** Moves a non-terminal action to `to` (not an ending: use `finish`). Returns false if it had already ended. */
-  move(actionId: string, from: readonly ActionStatus[], to: ActionStatus, changes: { runner_id?: string } = {}): boolean {
+  /**
+   * Moves a non-terminal action to `to` (not an ending: use `finish`). Returns false if it had
+   * already moved on, or `guard` (checked in the same transaction) refuses.
+   */
+  move(actionId: string, from: readonly ActionStatus[], to: ActionStatus, changes: { runner_id?: string } = {}, guard?: Guard): boolean {
     const moved = this.store.transaction(() => {
       const action = this.store.actions.get(actionId);
-      if (!action || !from.includes(action.status)) return false;
+      if (!action || !from.includes(action.status) || (guard && !guard(action))) return false;
       this.store.actions.update(actionId, { status: transition(action.status, to), ...changes }, this.now());
       return true;
     });
@@ -50,13 +59,32 @@ export class Lifecycle {
   }
 
   /**
+   * Puts an action whose process died back in the queue (before its commit point, so nothing
+   * was done on the platform): its run starts over, a challenge it waited on is closed and the
+   * next run asks afresh. The price stays held. False when it had moved on meanwhile.
+   */
+  requeue(actionId: string, from: readonly ActionStatus[], guard?: Guard): boolean {
+    const requeued = this.store.transaction(() => {
+      const action = this.store.actions.get(actionId);
+      if (!action || !from.includes(action.status) || action.committed_at || (guard && !guard(action))) return false;
+      const now = this.now();
+      this.store.actions.update(actionId, { status: transition(action.status, "queued"), runner_id: undefined }, now);
+      const challenge = this.store.challenges.latestOf(actionId);
+      if (challenge && (challenge.state === "open" || challenge.state === "answered")) this.store.challenges.update(challenge.id, { state: "canceled" }, now);
+      return true;
+    });
+    if (requeued) this.emit(actionId);
+    return requeued;
+  }
+
+  /**
    * Ends an action: status, error or result, credits captured or released, open
    * challenge closed. A no-op (returns false) when the action has already ended.
    */
-  finish(actionId: string, outcome: Outcome): boolean {
+  finish(actionId: string, outcome: Outcome, guard?: Guard): boolean {
     const finished = this.store.transaction(() => {
       const action = this.store.actions.get(actionId);
-      if (!action || isTerminal(action.status)) return false;
+      if (!action || isTerminal(action.status) || (guard && !guard(action))) return false;
       const now = this.now();
       const code = outcome.status === "failed" ? outcome.code : undefined;
       const charged = action.held && isCharged(outcome.status, code);

@@ -5,6 +5,7 @@ import { ActionRepository } from "./repositories/actions.js";
 import { ChallengeRepository } from "./repositories/challenges.js";
 import { IdempotencyRepository } from "./repositories/idempotency.js";
 import { LedgerRepository } from "./repositories/ledger.js";
+import { RunnerRepository } from "./repositories/runners.js";
 import { SignInLinkRepository } from "./repositories/sign-in-links.js";
 import { TotpStepRepository } from "./repositories/totp-steps.js";
 import { WorkspaceRepository } from "./repositories/workspaces.js";
@@ -14,6 +15,7 @@ export { isBusy, retryWhileBusy } from "./busy.js";
 export { Sealer, loadMasterKey, randomToken, sha256 } from "./crypto.js";
 export type * from "./records.js";
 export type { SignInLinkRecord } from "./repositories/sign-in-links.js";
+export type { RunnerRecord } from "./repositories/runners.js";
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */
 export class Store {
@@ -25,6 +27,7 @@ export class Store {
   readonly idempotency: IdempotencyRepository;
   readonly signInLinks: SignInLinkRepository;
   readonly totpSteps: TotpStepRepository;
+  readonly runners: RunnerRepository;
 
   constructor(
     readonly db: Db,
@@ -38,6 +41,15 @@ export class Store {
     this.idempotency = new IdempotencyRepository(db);
     this.signInLinks = new SignInLinkRepository(db);
     this.totpSteps = new TotpStepRepository(db);
+    this.runners = new RunnerRepository(db);
+  }
+
+  /**
+   * Changes whenever another connection (another process) has committed: a cheap way to
+   * notice answers, cancels and new actions written elsewhere.
+   */
+  dataVersion(): number {
+    return this.db.pragma("data_version", { simple: true }) as number;
   }
 
   /** Runs `work` in an IMMEDIATE transaction (nested calls become savepoints). */

@@ -10,6 +10,9 @@ const ALLOWED = new Set([
   "running>succeeded",
   "running>failed",
   "running>canceled",
+  // Recovered after the process running it died, before its commit point.
+  "running>queued",
+  "needs_input>queued",
   "needs_input>running",
   "needs_input>failed",
   "needs_input>canceled",

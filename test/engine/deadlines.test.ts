@@ -74,25 +74,42 @@ describe("restart recovery", () => {
     expect(action.json).toMatchObject({ status: "failed", error: { code: "challenge_timeout" } });
   });
 
-  it("running and waiting actions of a dead process fail with browser_error and are not re-run; queued ones run", async () => {
-    const first = createHarness({ executor: challengeScript() });
+  it("a dead process's actions are recovered once its lease expires: re-run before the commit point, failed past it, queued ones run", async () => {
+    // Short leases, so the simulated crash is noticed quickly (the dead runner is this same process).
+    const runner = { leaseMs: 300, heartbeatMs: 50, stopGraceMs: 100 };
+    const script = (): ScriptedExecutor =>
+      challengeScript().on("send_message", async (context) => {
+        await context.commit();
+        await sleep(60_000, context.signal);
+        return {};
+      });
+    const first = createHarness({ executor: script(), engine: { runner } });
     const { accountId, actionId: waiting } = await pausedAction(first);
+    const firstChallenge = first.store.challenges.latestOf(waiting)!.id;
     const other = (await first.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "dave" } })).json.id;
+    const third = (await first.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "erin" } })).json.id;
     const running = (await first.request("POST", "/v1/actions", { body: { account_id: other, type: "post", params: { text: "x" } } })).json.id;
+    const committed = (await first.request("POST", "/v1/actions", { body: { account_id: third, type: "send_message", params: { to: "bob", text: "hi" } } })).json.id;
     const queued = (await first.request("POST", "/v1/actions", { body: { account_id: accountId, type: "lookup_person", params: { handle: "bob" } } })).json.id;
-    await eventually(() => first.store.actions.get(running)?.status === "running");
+    await eventually(() => first.store.actions.get(running)?.status === "running" && first.store.actions.get(committed)?.committed_at !== undefined);
     const dir = await crash(first);
 
-    const executor = challengeScript();
-    const second = createHarness({ executor, dir, masterKey: first.masterKey, clock: first.clock, adminKey: first.adminKey });
+    const executor = script();
+    const second = createHarness({ executor, dir, masterKey: first.masterKey, clock: first.clock, adminKey: first.adminKey, engine: { runner } });
     harnesses.push(second);
-    for (const id of [waiting, running]) {
-      const action = (await second.request("GET", `/v1/actions/${id}`)).json;
-      expect(action).toMatchObject({ status: "failed", error: { code: "browser_error" } });
-      expect(action.error.message).toContain("restart");
-    }
+    // Before its commit point: back in the queue and run again; the paused one asks afresh.
+    await eventually(() => second.store.actions.get(waiting)?.status === "needs_input" && executor.started.includes(running), 5_000);
+    expect(second.store.challenges.latestOf(waiting)!.id).not.toBe(firstChallenge);
+    expect(second.store.actions.get(running)?.status).toBe("running");
+    // Past it: failed, saying the platform may already have done it.
+    const failed = (await second.request("GET", `/v1/actions/${committed}`)).json;
+    expect(failed).toMatchObject({ status: "failed", error: { code: "browser_error" } });
+    expect(failed.error.message).toContain("may already have done it");
+    expect(executor.started).not.toContain(committed);
+    // The account's queued action waits behind the paused one, as before the crash.
+    expect(second.store.actions.get(queued)?.status).toBe("queued");
+    await second.request("POST", `/v1/actions/${waiting}/answer`, { body: { answer: "123456" } });
     await eventually(() => second.store.actions.get(queued)?.status === "succeeded");
-    expect(executor.started).toEqual([queued]);
     expect(second.store.ledger.sum(second.workspaceId)).toBe(second.store.ledger.balance(second.workspaceId));
   });
 });

@@ -19,7 +19,7 @@ describe("database", () => {
     expect(tables).toEqual(expect.arrayContaining(["accounts", "actions", "api_keys", "challenges", "credit_ledger", "idempotency_keys", "workspaces"]));
     db.close();
     const again = openDatabase(file);
-    expect(again.prepare("SELECT count(*) FROM schema_migrations").pluck().get()).toBe(3);
+    expect(again.prepare("SELECT count(*) FROM schema_migrations").pluck().get()).toBe(4);
     expect(() => again.prepare("INSERT INTO accounts (id, workspace_id, platform, username, created_at, updated_at) VALUES ('a', 'missing', 'p', 'u', 't', 't')").run()).toThrow(
       /FOREIGN KEY/,
     );

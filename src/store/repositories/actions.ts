@@ -102,6 +102,30 @@ export class ActionRepository {
     return rows.map(toAction);
   }
 
+  /**
+   * Actions running or waiting whose runner's lease is no longer live (or who have none):
+   * the process that held them is gone, and they are to be recovered.
+   */
+  orphaned(now: string): ActionRecord[] {
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM actions WHERE status IN ('running', 'needs_input')
+           AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners WHERE lease_expires_at > ?))
+         ORDER BY seq`,
+      )
+      .all(now) as ActionRow[];
+    return rows.map(toAction);
+  }
+
+  /** The statuses of some actions, by id (a runner checking on the actions it holds). */
+  statuses(ids: readonly string[]): Map<string, ActionStatus> {
+    const rows = this.db.prepare("SELECT id, status FROM actions WHERE id IN (SELECT value FROM json_each(?))").all(JSON.stringify(ids)) as {
+      id: string;
+      status: ActionStatus;
+    }[];
+    return new Map(rows.map((row) => [row.id, row.status]));
+  }
+
   /** Whether the account has an action running or waiting for input (its browser context is in use). */
   hasActive(accountId: string): boolean {
     return this.db.prepare("SELECT 1 FROM actions WHERE account_id = ? AND status IN ('running', 'needs_input') LIMIT 1").get(accountId) !== undefined;

@@ -46,8 +46,33 @@ export class ChallengeRepository {
     return this.db.prepare(`SELECT ${COLUMNS} FROM challenges WHERE state = 'open' AND expires_at <= ?`).all(now) as ChallengeRecord[];
   }
 
+  /** Keeps an answer (sealed) for the runner that holds the page; it takes it with `takeAnswer`. */
+  recordAnswer(id: string, answer: string, now: string): void {
+    this.db
+      .prepare("UPDATE challenges SET state = 'answered', answer_sealed = ?, updated_at = ? WHERE id = ?")
+      .run(this.sealer.seal(answer, `challenge:${id}:answer`), now, id);
+  }
+
+  /** The answer waiting on a challenge, removed from the store as it is read. */
+  takeAnswer(id: string): string | undefined {
+    const sealed = this.db.prepare("SELECT answer_sealed FROM challenges WHERE id = ?").pluck().get(id) as Buffer | null | undefined;
+    if (!sealed) return undefined;
+    this.db.prepare("UPDATE challenges SET answer_sealed = NULL WHERE id = ?").run(id);
+    return this.sealer.open(sealed, `challenge:${id}:answer`);
+  }
+
+  /** Of these challenges, the ones answered and not yet taken. */
+  answered(ids: readonly string[]): string[] {
+    return this.db
+      .prepare("SELECT id FROM challenges WHERE state = 'answered' AND answer_sealed IS NOT NULL AND id IN (SELECT value FROM json_each(?))")
+      .pluck()
+      .all(JSON.stringify(ids)) as string[];
+  }
+
   update(id: string, changes: { state?: ChallengeState; message?: string; refusals?: number }, now: string): void {
     const sets = ["updated_at = @now"];
+    // An answer is kept only while its challenge waits for the runner to take it.
+    if (changes.state !== undefined && changes.state !== "answered") sets.push("answer_sealed = NULL");
     if (changes.state !== undefined) sets.push("state = @state");
     if (changes.message !== undefined) sets.push("message = @message");
     if (changes.refusals !== undefined) sets.push("refusals = @refusals");

@@ -24,13 +24,13 @@ export class IdempotencyRepository {
   }
 
   /** Claims the key for a request (replacing an expired or retryable record). */
-  begin(record: { workspace_id: string; key: string; request_hash: string; created_at: string; expires_at: string }): void {
+  begin(record: { workspace_id: string; key: string; request_hash: string; runner_id: string; created_at: string; expires_at: string }): void {
     this.db
       .prepare(
-        `INSERT INTO idempotency_keys (workspace_id, key, request_hash, state, created_at, expires_at)
-         VALUES (@workspace_id, @key, @request_hash, 'in_flight', @created_at, @expires_at)
+        `INSERT INTO idempotency_keys (workspace_id, key, request_hash, state, runner_id, created_at, expires_at)
+         VALUES (@workspace_id, @key, @request_hash, 'in_flight', @runner_id, @created_at, @expires_at)
          ON CONFLICT (workspace_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight',
-           action_id = NULL, response_status = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+           runner_id = excluded.runner_id, action_id = NULL, response_status = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at`,
       )
       .run(record);
   }
@@ -53,8 +53,14 @@ export class IdempotencyRepository {
     this.db.prepare("DELETE FROM idempotency_keys WHERE action_id = ?").run(actionId);
   }
 
-  inFlight(): IdempotencyRecord[] {
-    return this.db.prepare(`SELECT ${COLUMNS} FROM idempotency_keys WHERE state = 'in_flight'`).all() as IdempotencyRecord[];
+  /** Requests in flight in processes that are gone (no live lease): nobody will answer them. */
+  abandoned(now: string): IdempotencyRecord[] {
+    return this.db
+      .prepare(
+        `SELECT ${COLUMNS} FROM idempotency_keys WHERE state = 'in_flight'
+           AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners WHERE lease_expires_at > ?))`,
+      )
+      .all(now) as IdempotencyRecord[];
   }
 
   purgeExpired(now: string): number {

@@ -1,0 +1,59 @@
+import { hostname } from "node:os";
+import type { ActionRecord } from "../store/records.js";
+import type { Clock } from "./clock.js";
+import type { Lifecycle } from "./lifecycle.js";
+import type { Logger } from "./logger.js";
+
+/** The message of an action recovered past its commit point. */
+export const INTERRUPTED_AFTER_COMMIT =
+  "Interrupted: the process running it stopped after the driver had begun the step that cannot be undone (e.g. clicking Post or Send), so the platform may already have done it. It was not run again; check the platform before you retry.";
+
+/**
+ * Ends the leases of runners on this machine whose process no longer exists (a `serve`
+ * killed with -9 and started again), so their actions need not wait out the lease.
+ */
+export function expireDeadLocalRunners(lifecycle: Lifecycle, leaseClock: Clock): void {
+  const { store } = lifecycle;
+  const now = leaseClock.now().toISOString();
+  const here = hostname();
+  for (const runner of store.runners.list()) {
+    if (runner.host !== here || runner.pid === process.pid || runner.lease_expires_at <= now) continue;
+    if (!processExists(runner.pid)) store.transaction(() => store.runners.expire(runner.id, now));
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Recovers the actions of runners whose lease expired (DESIGN §3, §11): one that had not
+ * reached its commit point goes back to `queued` and runs again (a `needs_input` one asks
+ * afresh); one past it fails with `browser_error`, saying the platform may already have done
+ * it. Whichever live runner sees them first does it; each change is one transaction, so two
+ * runners never recover one action twice. Returns how many were recovered.
+ */
+export function recoverOrphans(lifecycle: Lifecycle, logger: Logger, leaseClock: Clock): number {
+  const { store } = lifecycle;
+  const leaseNow = (): string => leaseClock.now().toISOString();
+  let recovered = 0;
+  for (const action of store.actions.orphaned(leaseNow())) {
+    // Still held by the same runner, and that runner still without a live lease.
+    const stillOrphaned = (now: ActionRecord): boolean =>
+      now.runner_id === action.runner_id && !(now.runner_id !== undefined && store.runners.isLive(now.runner_id, leaseNow()));
+    const done = action.committed_at
+      ? lifecycle.finish(action.id, { status: "failed", code: "browser_error", message: INTERRUPTED_AFTER_COMMIT }, stillOrphaned)
+      : lifecycle.requeue(action.id, [action.status], stillOrphaned);
+    if (done) {
+      recovered += 1;
+      logger.info({ action_id: action.id, from: action.status, runner_id: action.runner_id, committed: Boolean(action.committed_at) }, "recovered an action of a runner that is gone");
+    }
+  }
+  store.transaction(() => store.runners.removeExpired(leaseNow()));
+  return recovered;
+}
