@@ -7,6 +7,7 @@ CREATE TABLE runners (
   kind              TEXT NOT NULL,    -- serve | mcp | demo | …
   host              TEXT NOT NULL,
   pid               INTEGER NOT NULL,
+  public_url        TEXT,             -- where its live links are served: a challenge's link names the process holding the page
   started_at        TEXT NOT NULL,
   lease_expires_at  TEXT NOT NULL
 );

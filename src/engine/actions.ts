@@ -124,7 +124,7 @@ export function answerAction(core: EngineCore, principal: Principal, actionId: s
   if (!isAnswerableByApi(challenge.kind)) {
     throw new AppError("conflict", `A ${challenge.kind} challenge cannot be answered with text: open sign_in_url and complete it in the live browser.`, {
       kind: challenge.kind,
-      sign_in_url: liveUrl(core.publicUrl, store.challenges.linkToken(challenge.id)),
+      sign_in_url: signInUrl(core, action, challenge.id),
     });
   }
   // Through the store (DESIGN §11): whichever runner holds the page takes it — at once here, within ~100 ms elsewhere.
@@ -197,11 +197,19 @@ export function waitForAction(core: EngineCore, actionId: string, seconds: numbe
   });
 }
 
-/** The public JSON, with the open challenge and its live link when at needs_input. */
+/**
+ * The public JSON, with the open challenge and its live link when at needs_input. The link
+ * names the process that holds the action's page (its runner's public URL), wherever it is read.
+ */
 export function present(core: EngineCore, action: ActionRecord): PublicAction {
   if (action.status !== "needs_input") return presentAction(action);
   const challenge = core.store.challenges.latestOf(action.id);
-  return challenge
-    ? presentAction(action, { record: challenge, signInUrl: liveUrl(core.publicUrl, core.store.challenges.linkToken(challenge.id)) })
-    : presentAction(action);
+  if (!challenge) return presentAction(action);
+  return presentAction(action, { record: challenge, signInUrl: signInUrl(core, action, challenge.id) });
+}
+
+/** A challenge's live link, on the process that holds the action's page. */
+function signInUrl(core: EngineCore, action: ActionRecord, challengeId: string): string {
+  const base = (action.runner_id && core.store.runners.publicUrl(action.runner_id)) || core.publicUrl;
+  return liveUrl(base, core.store.challenges.linkToken(challengeId));
 }

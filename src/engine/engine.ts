@@ -72,6 +72,7 @@ export class Engine {
       maxConcurrent: options.maxConcurrent ?? 4,
       maxPaused: options.maxPaused ?? 200,
       ...options.runner,
+      publicUrl: () => this.core.publicUrl,
       // A dead process's requests in flight will never answer: settle them.
       onHeartbeat: () => settleAbandoned(this.core),
     });
@@ -85,6 +86,12 @@ export class Engine {
       logger,
       freeCredits: options.freeCredits ?? 100,
     };
+  }
+
+  /** Where this process serves live links, once known (port 0 is chosen when listening). */
+  setPublicUrl(url: string): void {
+    this.core.publicUrl = url;
+    this.core.runner.renew();
   }
 
   get store(): Store {

@@ -32,6 +32,8 @@ export interface RunnerOptions {
   watchMs?: number;
   /** A graceful stop lets an action past its commit point finish for this long. */
   stopGraceMs?: number;
+  /** Where this process serves live links (read at each heartbeat: it is known only once listening). */
+  publicUrl: () => string;
   /** Called on every heartbeat, after recovery (e.g. settling a dead process's requests). */
   onHeartbeat?: () => void;
 }
@@ -129,7 +131,15 @@ export class Runner {
 
   #register(): void {
     const { store } = this.options.lifecycle;
-    const record = { id: this.#id, kind: this.options.kind ?? "serve", host: hostname(), pid: process.pid, started_at: this.#leaseNow, lease_expires_at: this.#leaseUntil() };
+    const record = {
+      id: this.#id,
+      kind: this.options.kind ?? "serve",
+      host: hostname(),
+      pid: process.pid,
+      public_url: this.options.publicUrl(),
+      started_at: this.#leaseNow,
+      lease_expires_at: this.#leaseUntil(),
+    };
     store.transaction(() => store.runners.register(record));
   }
 
@@ -141,10 +151,16 @@ export class Runner {
   }
 
   #heartbeat(): void {
-    const { store } = this.options.lifecycle;
-    const renewed = store.transaction(() => store.runners.renew(this.#id, this.#leaseNow, this.#leaseUntil()));
-    if (!renewed) this.#lostLease();
+    this.renew();
     this.#recover();
+  }
+
+  /** Renews the lease now (and says where live links are served); a lease already lost is given up. */
+  renew(): void {
+    if (!this.#started || this.#stopped) return;
+    const { store } = this.options.lifecycle;
+    const renewed = store.transaction(() => store.runners.renew(this.#id, this.#leaseNow, this.#leaseUntil(), this.options.publicUrl()));
+    if (!renewed) this.#lostLease();
   }
 
   /**

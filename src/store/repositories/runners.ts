@@ -6,6 +6,7 @@ export interface RunnerRecord {
   kind: string;
   host: string;
   pid: number;
+  public_url: string | null;
   started_at: string;
   lease_expires_at: string;
 }
@@ -16,7 +17,9 @@ export class RunnerRepository {
 
   register(runner: RunnerRecord): void {
     this.db
-      .prepare("INSERT INTO runners (id, kind, host, pid, started_at, lease_expires_at) VALUES (@id, @kind, @host, @pid, @started_at, @lease_expires_at)")
+      .prepare(
+        "INSERT INTO runners (id, kind, host, pid, public_url, started_at, lease_expires_at) VALUES (@id, @kind, @host, @pid, @public_url, @started_at, @lease_expires_at)",
+      )
       .run(runner);
   }
 
@@ -24,8 +27,15 @@ export class RunnerRepository {
    * Extends a runner's lease while it still holds; false once it has expired (others may
    * already have recovered its actions: it must give them up, not renew its claim on them).
    */
-  renew(id: string, now: string, leaseExpiresAt: string): boolean {
-    return this.db.prepare("UPDATE runners SET lease_expires_at = ? WHERE id = ? AND lease_expires_at > ?").run(leaseExpiresAt, id, now).changes === 1;
+  renew(id: string, now: string, leaseExpiresAt: string, publicUrl: string): boolean {
+    return (
+      this.db.prepare("UPDATE runners SET lease_expires_at = ?, public_url = ? WHERE id = ? AND lease_expires_at > ?").run(leaseExpiresAt, publicUrl, id, now).changes === 1
+    );
+  }
+
+  /** Where a runner serves its live links, if it said. */
+  publicUrl(id: string): string | undefined {
+    return (this.db.prepare("SELECT public_url FROM runners WHERE id = ?").pluck().get(id) as string | null | undefined) ?? undefined;
   }
 
   /** Whether the runner's lease holds at `now`. */
@@ -34,7 +44,7 @@ export class RunnerRepository {
   }
 
   list(): RunnerRecord[] {
-    return this.db.prepare("SELECT id, kind, host, pid, started_at, lease_expires_at FROM runners").all() as RunnerRecord[];
+    return this.db.prepare("SELECT id, kind, host, pid, public_url, started_at, lease_expires_at FROM runners").all() as RunnerRecord[];
   }
 
   /** Ends a runner's lease now (it stopped, or its process is gone). */
