@@ -30,6 +30,10 @@ export const ActionJson = z
       .object({ code: z.enum(ACTION_ERROR_CODES), message: z.string() })
       .optional()
       .describe("Present when status is failed."),
+    next_step: z
+      .string()
+      .optional()
+      .describe("What to do now, naming this surface's operations: present when queued (what it waits for), needs_input (how to answer) or failed (the recommended response)."),
     result: z.record(z.string(), z.unknown()).optional().describe("Present when status is succeeded."),
     cost: z.int().describe("Credits charged; 0 until the action has ended, and for free outcomes."),
     created_at: timestamp,

@@ -9,6 +9,7 @@ import type { AccountRecord, ActionRecord } from "../store/records.js";
 import { requirePermission, visibleAccount, visibleAction } from "./access.js";
 import type { EngineCore } from "./core.js";
 import { newId } from "./ids.js";
+import { nextStep, type Surface } from "./next-step.js";
 import { liveUrl, presentAction, type PublicAction } from "./present.js";
 
 /** No action type's params nest anywhere near this deep. */
@@ -201,11 +202,10 @@ export function waitForAction(core: EngineCore, actionId: string, seconds: numbe
  * The public JSON, with the open challenge and its live link when at needs_input. The link
  * names the process that holds the action's page (its runner's public URL), wherever it is read.
  */
-export function present(core: EngineCore, action: ActionRecord): PublicAction {
-  if (action.status !== "needs_input") return presentAction(action);
-  const challenge = core.store.challenges.latestOf(action.id);
-  if (!challenge) return presentAction(action);
-  return presentAction(action, { record: challenge, signInUrl: signInUrl(core, action, challenge.id) });
+export function present(core: EngineCore, action: ActionRecord, surface: Surface = "rest"): PublicAction {
+  const challenge = action.status === "needs_input" ? core.store.challenges.latestOf(action.id) : undefined;
+  const step = nextStep(core.store, action, surface, challenge);
+  return challenge ? presentAction(action, { record: challenge, signInUrl: signInUrl(core, action, challenge.id) }, step) : presentAction(action, undefined, step);
 }
 
 /** A challenge's live link, on the process that holds the action's page. */

@@ -16,6 +16,7 @@ import { Lifecycle } from "./lifecycle.js";
 import { completeSignIn, createSignInLink, resolveLiveToken, type LiveTarget } from "./live-links.js";
 import { silentLogger, type Logger } from "./logger.js";
 import type { PlatformReference, PublicAction } from "../domain/public.js";
+import type { Surface } from "./next-step.js";
 import { Runner, type RunnerOptions } from "./runner.js";
 
 export interface EngineOptions {
@@ -193,8 +194,9 @@ export class Engine {
   waitFor(actionId: string, seconds: number, signal?: AbortSignal): Promise<ActionRecord> {
     return actions.waitForAction(this.core, actionId, seconds, signal);
   }
-  present(action: ActionRecord): PublicAction {
-    return actions.present(this.core, action);
+  /** The public JSON of an action, its `next_step` in the operations of the surface reading it. */
+  present(action: ActionRecord, surface: Surface = "rest"): PublicAction {
+    return actions.present(this.core, action, surface);
   }
   /** Calls `listener` with every status change; returns the unsubscribe function. */
   onChange(listener: (action: ActionRecord) => void): () => void {

@@ -8,7 +8,7 @@ export function liveUrl(publicUrl: string, token: string): string {
 export type { PublicAccount, PublicAction };
 
 /** The public JSON of an action (DESIGN §3): fields absent when not applicable, never null. */
-export function presentAction(action: ActionRecord, challenge?: { record: ChallengeRecord; signInUrl: string }): PublicAction {
+export function presentAction(action: ActionRecord, challenge?: { record: ChallengeRecord; signInUrl: string }, nextStep?: string): PublicAction {
   return {
     id: action.id,
     object: "action",
@@ -28,6 +28,7 @@ export function presentAction(action: ActionRecord, challenge?: { record: Challe
         }
       : {}),
     ...(action.status === "failed" && action.error_code ? { error: { code: action.error_code, message: action.error_message ?? "" } } : {}),
+    ...(nextStep ? { next_step: nextStep } : {}),
     ...(action.status === "succeeded" && action.result ? { result: action.result } : {}),
     cost: action.cost,
     created_at: action.created_at,

@@ -1,22 +1,15 @@
 import { HOW_TO_ANSWER, isAnswerableByApi } from "../domain/challenges.js";
-import { ACTION_ERRORS, type ActionErrorCode } from "../domain/errors.js";
+import { ACTION_ERRORS } from "../domain/errors.js";
 import type { PublicAccount, PublicAction } from "../domain/public.js";
-
-/** The seed's recommended client response, with the MCP tool that carries it out where it names a REST step. */
-const OVER_MCP: Partial<Record<ActionErrorCode, string>> = {
-  signed_out: "Over MCP: run_action with type connect, or open a sign-in link.",
-  login_failed: "Over MCP: fix them with update_account, then run_action with type connect.",
-  challenge_timeout: "Over MCP: run_action again, then answer_challenge before expires_at.",
-  browser_unavailable: "Over MCP: call run_action again with the same idempotency_key.",
-};
 
 /** The short readable summary of an action that goes next to its JSON in a tool result. */
 export function describeAction(action: PublicAction): string {
   const what = `Action ${action.id} (${action.type} on ${action.platform}, account ${action.account_id})`;
   switch (action.status) {
     case "queued":
+      return `${what} is queued. ${action.next_step ?? ""} Call get_action with action_id "${action.id}" to wait for it.`;
     case "running":
-      return `${what} is ${action.status}. It has not finished: call get_action with action_id "${action.id}" to wait for it.`;
+      return `${what} is running. It has not finished: call get_action with action_id "${action.id}" to wait for it.`;
     case "needs_input":
       return [`${what} is needs_input: it waits for an answer to a sign-in challenge.`, ...describeChallenge(action)].join("\n");
     case "succeeded":
@@ -24,12 +17,7 @@ export function describeAction(action: PublicAction): string {
     case "failed": {
       const error = action.error;
       if (!error) return `${what} failed (cost ${action.cost} credits).`;
-      const hint = OVER_MCP[error.code];
-      return [
-        `${what} failed with ${error.code}: ${error.message}`,
-        `Recommended: ${ACTION_ERRORS[error.code].advice}${hint ? ` ${hint}` : ""}`,
-        `Cost: ${action.cost} credits.`,
-      ].join("\n");
+      return [`${what} failed with ${error.code}: ${error.message}`, `Recommended: ${action.next_step ?? ACTION_ERRORS[error.code].advice}`, `Cost: ${action.cost} credits.`].join("\n");
     }
     case "canceled":
       return `${what} was canceled; it will not run further (cost ${action.cost} credits).`;

@@ -29,7 +29,7 @@ export function registerActionResources(mcp: McpServer, engine: Engine, principa
   const subscribed = new Set<string>();
 
   const readAction = (uri: string) => {
-    const action = engine.present(engine.getAction(principal, actionIdOf(uri)));
+    const action = engine.present(engine.getAction(principal, actionIdOf(uri)), "mcp");
     return { contents: [{ uri: actionUri(action.id), mimeType: "application/json", text: JSON.stringify(action) }] };
   };
 

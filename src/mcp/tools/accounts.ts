@@ -22,7 +22,7 @@ export const accountTools = [
     async handle({ wait_seconds, ...input }, { engine, principal, waitFor }) {
       const created = engine.createAccount(principal, input);
       const started = engine.createAction(principal, { account_id: created.id, type: "connect", params: {} });
-      const action = engine.present(await waitFor(started.id, wait_seconds));
+      const action = engine.present(await waitFor(started.id, wait_seconds), "mcp");
       // Re-read: a finished connect marks the account connected and records its profile.
       const account = presentAccount(engine.getAccount(principal, created.id));
       return { structured: { account, action }, text: `${describeAccount(account)}\n${describeAction(action)}`, action };
@@ -42,6 +42,20 @@ export const accountTools = [
       if (!parsed.success) throw new AppError("invalid_request", parsed.error.issues.map((issue) => issue.message).join("; "));
       const account = presentAccount(engine.updateAccount(principal, account_id, parsed.data));
       return { structured: account, text: `Updated. ${describeAccount(account)}` };
+    },
+  }),
+  defineTool({
+    name: "create_sign_in_link",
+    title: "Create a sign-in link",
+    description:
+      "Makes a live-browser link (valid 30 minutes, no login needed) where the account's owner signs in by hand, challenges included; the session is then saved and the account connected. " +
+      "Use it for an account without a password, after signed_out, or to clear an account_blocked checkpoint. Free. Give the url to the owner; follow with list_accounts (status connected).",
+    input: z.strictObject({ account_id: accountId }),
+    output: z.object({ url: z.url(), expires_at: z.iso.datetime() }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    handle({ account_id }, { engine, principal }) {
+      const link = engine.createSignInLink(principal, account_id);
+      return { structured: link, text: `Sign-in link for account ${account_id} (open it in a browser; valid until ${link.expires_at}): ${link.url}` };
     },
   }),
   defineTool({

@@ -8,7 +8,7 @@ import { defineTool, type ToolContext, type ToolResult } from "../tool.js";
 
 /** Waits for the action as asked and returns it with its summary. */
 async function settle(context: ToolContext, id: string, seconds: number, note?: string): Promise<ToolResult<PublicAction>> {
-  const action = context.engine.present(await context.waitFor(id, seconds));
+  const action = context.engine.present(await context.waitFor(id, seconds), "mcp");
   return { structured: action, text: note ? `${note}\n${describeAction(action)}` : describeAction(action), action };
 }
 
@@ -74,7 +74,7 @@ export const actionTools = [
     output: ActionOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     handle({ action_id }, { engine, principal }) {
-      const action = engine.present(engine.cancel(principal, action_id));
+      const action = engine.present(engine.cancel(principal, action_id), "mcp");
       return { structured: action, text: describeAction(action), action };
     },
   }),
@@ -88,7 +88,7 @@ export const actionTools = [
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handle(query, { engine, principal }) {
       const page = engine.listActions(principal, query);
-      const data = page.data.map((action) => engine.present(action));
+      const data = page.data.map((action) => engine.present(action, "mcp"));
       return {
         structured: { data, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) },
         text: describeActionList(data, page.next_cursor),

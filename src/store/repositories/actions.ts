@@ -126,6 +126,18 @@ export class ActionRepository {
     return new Map(rows.map((row) => [row.id, row.status]));
   }
 
+  /** What a queued action waits behind on its account: the action running or paused there, else an older queued one. */
+  aheadOf(action: { id: string; account_id: string; seq: number }): ActionRecord | undefined {
+    const row = this.db
+      .prepare(
+        `SELECT * FROM actions WHERE account_id = ? AND id != ?
+           AND (status IN ('running', 'needs_input') OR (status = 'queued' AND seq < ?))
+         ORDER BY CASE WHEN status = 'queued' THEN 1 ELSE 0 END, seq LIMIT 1`,
+      )
+      .get(action.account_id, action.id, action.seq) as ActionRow | undefined;
+    return row && toAction(row);
+  }
+
   /** Whether the account has an action running or waiting for input (its browser context is in use). */
   hasActive(accountId: string): boolean {
     return this.db.prepare("SELECT 1 FROM actions WHERE account_id = ? AND status IN ('running', 'needs_input') LIMIT 1").get(accountId) !== undefined;

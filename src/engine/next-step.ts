@@ -1,0 +1,71 @@
+import { isAnswerableByApi } from "../domain/challenges.js";
+import type { ActionErrorCode } from "../domain/errors.js";
+import type { ActionRecord, ChallengeRecord } from "../store/records.js";
+import type { Store } from "../store/index.js";
+
+/** The surface an action is read through: `next_step` names only its operations (DESIGN §3). */
+export type Surface = "rest" | "mcp";
+
+type Steps = Record<ActionErrorCode, (action: ActionRecord) => string>;
+
+/** The seed's recommended client response for each error code, in each surface's own operations. */
+const AFTER_FAILURE: Record<Surface, Steps> = {
+  rest: {
+    signed_out: (a) => `Connect again (POST /v1/actions with type connect), or send the owner a sign-in link (POST /v1/accounts/${a.account_id}/sign-in-links).`,
+    login_failed: (a) => `Fix the credentials with PATCH /v1/accounts/${a.account_id}, then connect again (POST /v1/actions with type connect).`,
+    account_blocked: (a) => `Open a sign-in link (POST /v1/accounts/${a.account_id}/sign-in-links) and clear the checkpoint in the live browser.`,
+    rate_limited: () => "Space out actions on this account; try later.",
+    not_found: () => "Check the URL, handle or id.",
+    unsupported: () => "Use browser steps (type browser_steps), or send feedback.",
+    invalid_input: () => "Check the parameters in the action reference (GET /v1/platforms).",
+    rejected: () => "Read the message, change the request, retry.",
+    ui_changed: () => "Retry later.",
+    challenge_timeout: () => "Run the action again (POST /v1/actions) and answer the challenge before its expires_at.",
+    browser_unavailable: () => "Retry with the same Idempotency-Key: nothing was charged.",
+    browser_error: (a) => (a.committed_at ? "Check the platform first: it may already have done this. Retry only if it did not; if it repeats, send feedback." : "Retry; if it repeats, send feedback."),
+    insufficient_credits: () => "Top up with x402 or in the web app, then run the action again.",
+  },
+  mcp: {
+    signed_out: () => "Connect again (run_action with type connect), or send the owner a sign-in link (create_sign_in_link).",
+    login_failed: () => "Fix the credentials with update_account, then connect again (run_action with type connect).",
+    account_blocked: () => "Open a sign-in link (create_sign_in_link) and clear the checkpoint in the live browser.",
+    rate_limited: () => "Space out actions on this account; try later.",
+    not_found: () => "Check the URL, handle or id.",
+    unsupported: () => "Use browser steps (run_action with type browser_steps), or send feedback.",
+    invalid_input: () => "Check the parameters in the action reference (list_platforms).",
+    rejected: () => "Read the message, change the request, retry.",
+    ui_changed: () => "Retry later.",
+    challenge_timeout: () => "Run the action again (run_action) and answer the challenge (answer_challenge) before its expires_at.",
+    browser_unavailable: () => "Call run_action again with the same idempotency_key: nothing was charged.",
+    browser_error: (a) => (a.committed_at ? "Check the platform first: it may already have done this. Retry only if it did not; if it repeats, send feedback." : "Retry; if it repeats, send feedback."),
+    insufficient_credits: () => "Top up with x402 or in the web app, then run the action again.",
+  },
+};
+
+/** What to do about a challenge, in the surface's operations. */
+function answerStep(surface: Surface, action: ActionRecord, challenge: ChallengeRecord): string {
+  const by = `before ${challenge.expires_at}`;
+  if (isAnswerableByApi(challenge.kind)) {
+    return surface === "rest"
+      ? `Answer with POST /v1/actions/${action.id}/answer {"answer": "…"} ${by}, or open challenge.sign_in_url.`
+      : `Answer with answer_challenge (action_id "${action.id}", answer "…") ${by}, or open challenge.sign_in_url.`;
+  }
+  const follow = surface === "rest" ? `GET /v1/actions/${action.id}?wait=30` : `get_action (action_id "${action.id}")`;
+  return `Open challenge.sign_in_url (the live browser) and complete the ${challenge.kind.replace("_", " ")} there ${by}, or on the other device; then follow the action with ${follow}.`;
+}
+
+/** What a queued action waits for. */
+function queuedStep(store: Store, action: ActionRecord): string {
+  const ahead = store.actions.aheadOf(action);
+  if (ahead?.status === "needs_input") return `Waits behind ${ahead.id} on this account, which is at needs_input: it starts once that challenge is answered or the action ends.`;
+  if (ahead) return `Waits behind ${ahead.id} (${ahead.status}) on this account: one action at a time per account.`;
+  return "Waits for a free run slot: it starts as soon as one of the running actions ends.";
+}
+
+/** `next_step` of an action (DESIGN §3): present when it is queued, needs_input or failed. */
+export function nextStep(store: Store, action: ActionRecord, surface: Surface, challenge?: ChallengeRecord): string | undefined {
+  if (action.status === "queued") return queuedStep(store, action);
+  if (action.status === "needs_input" && challenge) return answerStep(surface, action, challenge);
+  if (action.status === "failed" && action.error_code) return AFTER_FAILURE[surface][action.error_code](action);
+  return undefined;
+}
