@@ -10,6 +10,8 @@ const USAGE = `Usage: action-service <command>
   mcp                      MCP over stdio, for Claude Desktop and local agents
   sandbox                  the sandbox platform alone
   demo                     a narrated end-to-end run against the sandbox
+  browser-server [--port N] [--host H]
+                           a Playwright browser server on this machine's Chromium (for BROWSER_WS_ENDPOINTS)
   keys create [--role admin|operator|read_only] [--accounts ID,…] [--workspace NAME]
                            prints a new API key once
 
@@ -97,6 +99,14 @@ async function main(argv: string[]): Promise<void> {
       const sandbox = await startSandbox({ port: settings.sandboxPort });
       onShutdown(() => sandbox.close());
       console.log(`sandbox platform on ${sandbox.url}`);
+      return;
+    }
+    case "browser-server": {
+      const { values } = parseArgs({ args, options: { port: { type: "string", default: "0" }, host: { type: "string", default: "127.0.0.1" } } });
+      const port = Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError("--port must be a port number.");
+      const server = await (await import("./commands/browser-server.js")).runBrowserServer(config(), { port, host: values.host });
+      onShutdown(() => server.close());
       return;
     }
     case "demo":

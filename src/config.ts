@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { z } from "zod";
+import { parseEndpoint, type EndpointSpec } from "./browser/endpoint-spec.js";
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const emptyAsUndefined = (value: unknown): unknown => (value === "" ? undefined : value);
@@ -16,6 +17,20 @@ const masterKey = z
   })
   .optional();
 
+/** Comma-separated browser endpoints (DESIGN §8): `ws://` Playwright servers, `cdp+ws://`/`cdp+http://` CDP endpoints. */
+const browserEndpoints = z.string().transform((value, context) => {
+  const specs: EndpointSpec[] = [];
+  for (const entry of value.split(",").filter((part) => part.trim() !== "")) {
+    try {
+      specs.push(parseEndpoint(entry));
+    } catch (error) {
+      context.addIssue({ code: "custom", message: (error as Error).message });
+      return z.NEVER;
+    }
+  }
+  return specs;
+});
+
 /** Every environment variable the service reads (DESIGN §10), parsed once at start-up. */
 export const ConfigSchema = z.object({
   ACTION_SERVICE_HOST: z.string().min(1).default("127.0.0.1"),
@@ -24,7 +39,8 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_DATA_DIR: z.string().min(1).default("./data"),
   ACTION_SERVICE_MASTER_KEY: z.preprocess(emptyAsUndefined, masterKey),
   BROWSER_EXECUTABLE_PATH: z.preprocess(emptyAsUndefined, z.string().optional()),
-  BROWSER_WS_ENDPOINT: z.preprocess(emptyAsUndefined, z.url({ protocol: /^wss?$/ }).optional()),
+  BROWSER_WS_ENDPOINT: z.preprocess(emptyAsUndefined, browserEndpoints.optional()),
+  BROWSER_WS_ENDPOINTS: z.preprocess(emptyAsUndefined, browserEndpoints.optional()),
   SANDBOX_PORT: port.default(8788),
   SANDBOX_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
   ACTION_SERVICE_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
@@ -44,7 +60,8 @@ export interface Config {
   dataDir: string;
   masterKey: Buffer | undefined;
   browserExecutablePath: string | undefined;
-  browserWsEndpoint: string | undefined;
+  /** Remote browsers (`BROWSER_WS_ENDPOINTS`, or the one `BROWSER_WS_ENDPOINT`); empty: a local Chromium. */
+  browserEndpoints: EndpointSpec[];
   sandboxPort: number;
   sandboxUrl: string;
   challengeTtlSeconds: number;
@@ -75,7 +92,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     dataDir: resolve(env.ACTION_SERVICE_DATA_DIR),
     masterKey: env.ACTION_SERVICE_MASTER_KEY,
     browserExecutablePath: env.BROWSER_EXECUTABLE_PATH,
-    browserWsEndpoint: env.BROWSER_WS_ENDPOINT,
+    browserEndpoints: [...(env.BROWSER_WS_ENDPOINTS ?? []), ...(env.BROWSER_WS_ENDPOINT ?? [])],
     sandboxPort: env.SANDBOX_PORT,
     sandboxUrl: (env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`).replace(/\/+$/, ""),
     challengeTtlSeconds: env.ACTION_SERVICE_CHALLENGE_TTL_SECONDS,

@@ -48,7 +48,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   const sandbox = options.sandbox ? await startSandbox({ port: config.sandboxPort }) : undefined;
   const pool = new BrowserPool({
     executablePath: config.browserExecutablePath,
-    wsEndpoint: config.browserWsEndpoint,
+    endpoints: config.browserEndpoints,
     idleMs: config.idleContextSeconds * 1000,
     maxContexts: Math.max(config.maxConcurrentActions, 64),
     logger: options.logger,

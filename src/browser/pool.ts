@@ -1,24 +1,35 @@
-import { chromium, type Browser, type BrowserContext } from "playwright";
+import type { Browser, BrowserContext } from "playwright";
 import { ActionFailure } from "../domain/errors.js";
 import type { Logger } from "../engine/logger.js";
-import { CHROMIUM_ARGS, findChromium } from "./executable.js";
+import { connectEndpoint, type EndpointSpec } from "./endpoints.js";
 
 export interface PoolOptions {
   executablePath?: string | undefined;
-  /** A remote Playwright browser server (`chromium.connect`). */
-  wsEndpoint?: string | undefined;
+  /** Remote browsers (DESIGN §8); none: one Chromium started by this process. */
+  endpoints?: readonly EndpointSpec[];
   /** Close an account's context after this long unused. */
   idleMs: number;
   /** Warm contexts kept at most; the least recently used idle ones close first. */
   maxContexts: number;
   logger: Logger;
-  /** Seam for tests: how the browser is started. */
-  launch?: () => Promise<Browser>;
+  /** Seam for tests: how the browser of an endpoint is started. */
+  launch?: (spec: EndpointSpec) => Promise<Browser>;
   /** Browser viewport for every context. */
   viewport?: { width: number; height: number };
+  /** An endpoint that failed is tried again after this long (default 5 s). */
+  retryAfterMs?: number;
+}
+
+interface Endpoint {
+  spec: EndpointSpec;
+  browser: Promise<Browser> | undefined;
+  /** Until when this endpoint is not offered new contexts (it failed to connect or died). */
+  downUntil: number;
+  contexts: number;
 }
 
 interface Slot {
+  endpoint: Endpoint;
   context: BrowserContext;
   busy: boolean;
   lastUsed: number;
@@ -26,58 +37,71 @@ interface Slot {
 }
 
 /**
- * One Chromium per process and one BrowserContext per account. A crashed browser is
- * dropped and started again on the next acquire.
+ * One BrowserContext per account, on one browser or a fleet (DESIGN §8). A new context goes
+ * to the healthy endpoint with the fewest contexts, and the account stays there while its
+ * context is warm. A browser that dies takes only its own contexts (their running actions
+ * fail); it is connected again on a later acquire, and meanwhile the others take new work.
  */
 export class BrowserPool {
-  #browser: Promise<Browser> | undefined;
+  readonly #endpoints: Endpoint[];
   readonly #slots = new Map<string, Slot>();
 
-  constructor(private readonly options: PoolOptions) {}
+  constructor(private readonly options: PoolOptions) {
+    const specs: readonly EndpointSpec[] = options.endpoints?.length ? options.endpoints : [{ kind: "local", url: "local", executablePath: options.executablePath }];
+    this.#endpoints = specs.map((spec) => ({ spec, browser: undefined, downUntil: 0, contexts: 0 }));
+  }
 
-  /** The shared browser, started on first use; `browser_unavailable` when it cannot start. */
+  /** The first endpoint's browser (the only one without a fleet), started on first use. */
   browser(): Promise<Browser> {
-    this.#browser ??= this.#launch().then(
+    return this.#connect(this.#endpoints[0]!);
+  }
+
+  #connect(endpoint: Endpoint): Promise<Browser> {
+    endpoint.browser ??= (this.options.launch ?? connectEndpoint)(endpoint.spec).then(
       (browser) => {
-        browser.on("disconnected", () => {
-          this.options.logger.warn("browser disconnected; it will be started again on the next action");
-          this.#browser = undefined;
-          for (const slot of this.#slots.values()) clearTimeout(slot.idleTimer);
-          this.#slots.clear();
-        });
+        endpoint.downUntil = 0;
+        browser.on("disconnected", () => this.#lost(endpoint, browser));
         return browser;
       },
       (error: unknown) => {
-        this.#browser = undefined;
-        this.options.logger.error({ err: error }, "browser could not start");
-        throw new ActionFailure("browser_unavailable", "No browser could be started; nothing is charged. Retry with the same Idempotency-Key.");
+        endpoint.browser = undefined;
+        endpoint.downUntil = Date.now() + (this.options.retryAfterMs ?? 5_000);
+        this.options.logger.error({ err: error, endpoint: describe(endpoint.spec) }, "browser could not be started or reached");
+        throw error;
       },
     );
-    return this.#browser;
+    return endpoint.browser;
   }
 
-  #launch(): Promise<Browser> {
-    if (this.options.launch) return this.options.launch();
-    if (this.options.wsEndpoint) return chromium.connect(this.options.wsEndpoint);
-    const found = findChromium(this.options.executablePath);
-    if (!found) return Promise.reject(new Error("No Chromium found (BROWSER_EXECUTABLE_PATH, Playwright's download, or a system Chromium)."));
-    return chromium.launch({ executablePath: found.path, args: CHROMIUM_ARGS });
+  /** A browser went away: its contexts are gone; the next acquire connects again or goes elsewhere. */
+  #lost(endpoint: Endpoint, browser: Browser): void {
+    this.options.logger.warn({ endpoint: describe(endpoint.spec) }, "browser disconnected; its accounts move to the next healthy browser");
+    void endpoint.browser?.then((current) => {
+      if (current === browser) endpoint.browser = undefined;
+    });
+    endpoint.downUntil = this.#endpoints.length > 1 ? Date.now() + (this.options.retryAfterMs ?? 5_000) : 0;
+    for (const [accountId, slot] of this.#slots) {
+      if (slot.endpoint !== endpoint) continue;
+      clearTimeout(slot.idleTimer);
+      this.#slots.delete(accountId);
+    }
+    endpoint.contexts = 0;
   }
 
-  /** The account's context (restored from its saved storage state when new), marked busy. */
+  /** Healthy endpoints first, the least loaded first; the ones that are down last (in case all are). */
+  #candidates(): Endpoint[] {
+    const now = Date.now();
+    return [...this.#endpoints].sort((a, b) => Number(a.downUntil > now) - Number(b.downUntil > now) || a.contexts - b.contexts);
+  }
+
+  /**
+   * The account's context (restored from its saved storage state when new), marked busy.
+   * `browser_unavailable` when no endpoint can give one.
+   */
   async acquire(accountId: string, storageState: () => string | undefined): Promise<BrowserContext> {
-    const browser = await this.browser();
     let slot = this.#slots.get(accountId);
     if (!slot) {
-      const saved = storageState();
-      const context = await browser.newContext({
-        viewport: this.options.viewport ?? { width: 1280, height: 800 },
-        ...(saved ? { storageState: JSON.parse(saved) as Exclude<Parameters<Browser["newContext"]>[0], undefined>["storageState"] } : {}),
-      });
-      slot = { context, busy: false, lastUsed: Date.now(), idleTimer: undefined };
-      context.on("close", () => {
-        if (this.#slots.get(accountId)?.context === context) this.#slots.delete(accountId);
-      });
+      slot = await this.#open(accountId, storageState());
       this.#slots.set(accountId, slot);
     }
     clearTimeout(slot.idleTimer);
@@ -85,6 +109,30 @@ export class BrowserPool {
     slot.lastUsed = Date.now();
     await this.#evictIdle();
     return slot.context;
+  }
+
+  async #open(accountId: string, saved: string | undefined): Promise<Slot> {
+    let lastError: unknown;
+    for (const endpoint of this.#candidates()) {
+      try {
+        const browser = await this.#connect(endpoint);
+        const context = await browser.newContext({
+          viewport: this.options.viewport ?? { width: 1280, height: 800 },
+          ...(saved ? { storageState: JSON.parse(saved) as Exclude<Parameters<Browser["newContext"]>[0], undefined>["storageState"] } : {}),
+        });
+        endpoint.contexts += 1;
+        const slot: Slot = { endpoint, context, busy: false, lastUsed: Date.now(), idleTimer: undefined };
+        context.on("close", () => {
+          if (this.#slots.get(accountId)?.context === context) this.#slots.delete(accountId);
+          endpoint.contexts = Math.max(0, endpoint.contexts - 1);
+        });
+        return slot;
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    const cause = lastError instanceof Error ? lastError.message.split("\n")[0] : String(lastError);
+    throw new ActionFailure("browser_unavailable", `No browser could be started or reached (${cause}); nothing is charged.`);
   }
 
   /** The account is done for now: its context stays warm until idle too long. */
@@ -116,14 +164,40 @@ export class BrowserPool {
     return this.#slots.get(accountId)?.context;
   }
 
+  /** Which endpoint an account's warm context is on (`local` without a fleet). */
+  placementOf(accountId: string): string | undefined {
+    const slot = this.#slots.get(accountId);
+    return slot && slot.endpoint.spec.url;
+  }
+
+  /** Each endpoint, whether it is up, and how many contexts it holds. */
+  status(): { url: string; kind: EndpointSpec["kind"]; up: boolean; contexts: number }[] {
+    const now = Date.now();
+    return this.#endpoints.map((endpoint) => ({ url: endpoint.spec.url, kind: endpoint.spec.kind, up: endpoint.downUntil <= now, contexts: endpoint.contexts }));
+  }
+
   get size(): number {
     return this.#slots.size;
   }
 
   async close(): Promise<void> {
     for (const accountId of [...this.#slots.keys()]) await this.forget(accountId);
-    const browser = await this.#browser?.catch(() => undefined);
-    this.#browser = undefined;
-    await browser?.close().catch(() => undefined);
+    for (const endpoint of this.#endpoints) {
+      const browser = await endpoint.browser?.catch(() => undefined);
+      endpoint.browser = undefined;
+      // A remote browser is someone else's: only the connection is closed.
+      await browser?.close().catch(() => undefined);
+    }
+  }
+}
+
+/** An endpoint for logs: its URL without credentials or query (a token may sit there). */
+function describe(spec: EndpointSpec): string {
+  if (spec.kind === "local") return "local";
+  try {
+    const url = new URL(spec.url.replace(/^cdp\+/i, ""));
+    return `${spec.kind}:${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    return spec.kind;
   }
 }

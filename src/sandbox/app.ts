@@ -43,6 +43,12 @@ export function createSandboxApp(options: SandboxAppOptions = {}): Hono<SandboxE
   const form = formMiddleware();
   app.use("*", async (c, next) => (isControl(c.req.path) ? next() : session(c, next)));
   app.use("*", async (c, next) => (isControl(c.req.path) ? next() : form(c, next)));
+  // A slow platform: the form has done its work, the answer comes late.
+  app.use("*", async (c, next) => {
+    await next();
+    const delay = deps.state.settings.responseDelayMs;
+    if (delay > 0 && c.req.method === "POST" && !isControl(c.req.path)) await new Promise((resolve) => setTimeout(resolve, delay));
+  });
 
   registerFeedRoutes(app, deps);
   registerAuthRoutes(app, deps);

@@ -52,7 +52,8 @@ export interface Conversation { id: string; participants: readonly [string, stri
 export interface Message { id: string; conversationId: string; from: string; text: string; sentAt: Date }
 export interface OutboxEntry { channel: "email" | "sms"; to: string; code: string; text: string; sentAt: Date }
 export interface RateLimitSettings { max: number; windowSeconds: number }
-export interface Settings { redesign: boolean; rateLimit: RateLimitSettings }
+/** `responseDelayMs`: a slow platform — every form it handles answers this much later (the change is already made). */
+export interface Settings { redesign: boolean; rateLimit: RateLimitSettings; responseDelayMs: number }
 
 export type TextRefusal = "empty" | "too_long" | "duplicate";
 export type PostResult = { ok: true; post: Post } | { ok: false; reason: TextRefusal };
@@ -84,7 +85,7 @@ export class SandboxState {
   private readonly messages: Message[] = [];
   private readonly outbox: OutboxEntry[] = [];
   private readonly actionLog = new Map<string, number[]>();
-  settings: Settings = { redesign: false, rateLimit: { max: 1000, windowSeconds: 60 } };
+  settings: Settings = { redesign: false, rateLimit: { max: 1000, windowSeconds: 60 }, responseDelayMs: 0 };
 
   constructor(readonly clock: () => Date) {}
 

@@ -21,7 +21,9 @@ describe("failures decided before any page opens", () => {
     const headers = { "idempotency-key": `no-browser-${Date.now()}` };
     const first = await live.run(accountId, "connect", {}, headers);
     expect(first).toMatchObject({ status: "failed", error: { code: "browser_unavailable" }, cost: 0 });
-    expect(first.error.message).toMatch(/Idempotency-Key/);
+    // The message names the cause; the next step (REST) says how to retry.
+    expect(first.error.message).toContain("no Chromium at /nonexistent/chromium");
+    expect(first.next_step).toMatch(/Idempotency-Key/);
     expect(await balance()).toBe(1);
 
     const retried = await live.api("POST", "/v1/actions?wait=30", { account_id: accountId, type: "connect", params: {} }, { headers });

@@ -26,6 +26,7 @@ const SettingsBody = z.strictObject({
     max: z.number().int().min(1).max(1_000_000),
     window_seconds: z.number().int().min(1).max(86_400),
   }).optional(),
+  response_delay_ms: z.number().int().min(0).max(60_000).optional(),
 });
 
 type JsonError = { status: 400 | 404 | 409 | 413 | 422; code: string; message: string; details?: unknown };
@@ -71,6 +72,7 @@ export function controlRoutes(deps: SandboxDeps): Hono {
   const settingsJson = () => ({
     redesign: state.settings.redesign,
     rate_limit: { max: state.settings.rateLimit.max, window_seconds: state.settings.rateLimit.windowSeconds },
+    response_delay_ms: state.settings.responseDelayMs,
   });
 
   app.post("/users", async (c) => {
@@ -117,6 +119,7 @@ export function controlRoutes(deps: SandboxDeps): Hono {
     if (body instanceof Response) return body;
     if (body.redesign !== undefined) state.settings.redesign = body.redesign;
     if (body.rate_limit) state.settings.rateLimit = { max: body.rate_limit.max, windowSeconds: body.rate_limit.window_seconds };
+    if (body.response_delay_ms !== undefined) state.settings.responseDelayMs = body.response_delay_ms;
     return c.json(settingsJson());
   });
 

@@ -1,0 +1,90 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+
+/** `dist/cli.js`: tests that need real processes run the built service, as a user would. */
+export const CLI = join(import.meta.dirname, "..", "..", "dist", "cli.js");
+
+/** A free TCP port on 127.0.0.1 (closed again at once, so a child process can take it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A `serve` running as its own process. */
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  /** The admin key it printed (only on the first start of an empty data dir). */
+  firstKey: string | undefined;
+  /** Everything it wrote, for failure messages. */
+  output(): string;
+  /** kill -9: no cleanup of any kind. */
+  crash(): Promise<void>;
+  /** SIGTERM, and wait for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** Starts `action-service serve` on a data dir and waits until `/healthz` answers. */
+export async function startServe(options: { dataDir: string; sandboxUrl: string; env?: Record<string, string> }): Promise<ServeProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [CLI, "serve"], {
+    env: {
+      ...process.env,
+      ACTION_SERVICE_DATA_DIR: options.dataDir,
+      ACTION_SERVICE_PORT: String(port),
+      SANDBOX_URL: options.sandboxUrl,
+      ACTION_SERVICE_LOG_LEVEL: "warn",
+      ...options.env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`serve exited (${child.exitCode}): ${output}`);
+    const ok = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+    if (ok) break;
+    if (Date.now() > deadline) throw new Error(`serve did not answer /healthz: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const lines = output.split("\n").map((line) => line.trim());
+  const keyLine = lines.findIndex((line) => line.startsWith("First start"));
+  return {
+    child,
+    url,
+    firstKey: keyLine >= 0 ? lines[keyLine + 1] : undefined,
+    output: () => output,
+    async crash() {
+      child.kill("SIGKILL");
+      await exited;
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** A small REST client for a service process. */
+export function restClient(url: () => string, key: string) {
+  return async (method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> => {
+    const response = await fetch(url() + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, json: text ? JSON.parse(text) : undefined };
+  };
+}
