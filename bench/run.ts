@@ -3,9 +3,13 @@
  * (a) post latency on a warm account through REST ÷ the same steps as a raw script;
  * (b) accounts held warm in one Chromium, and MB (PSS) per context;
  * (c) actions per second at 16 accounts ÷ raw Playwright at 16 contexts;
- * (d) answer accepted → code typed into the page.
+ * (d) answer accepted → code typed into the page;
+ * (e) 16 accounts' throughput while 200 others wait at needs_input ÷ with none waiting; MB per paused page;
+ * (f) actions/s on 2 browser servers ÷ 1 local browser, and the coordinator's CPU per action.
+ * BENCH_ONLY=a,e runs a subset.
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
+import { fleetRate, pausedLoad } from "./execution.js";
 import { chromiumPssMb, launchRaw, median, rawPost, rawSignedIn } from "./support.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
@@ -118,28 +122,53 @@ async function answerToTyped(live: LiveService, rounds = 7): Promise<number> {
   return median(samples);
 }
 
+const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,e,f").split(",").map((part) => part.trim()));
+
 async function main(): Promise<void> {
+  const rows: string[][] = [];
   const live = await startLiveService({
     env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: "16", ACTION_SERVICE_FREE_CREDITS: "100000", ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "100000" },
   });
   try {
-    const a = await postLatency(live);
-    const d = await answerToTyped(live);
-    const c = await throughput(live);
-    const b = await warmAccounts(live);
-    const rows = [
-      ["(a) post on a warm account, REST ÷ raw Playwright (median)", `${a.service.toFixed(0)} ms ÷ ${a.raw.toFixed(0)} ms = ${(a.service / a.raw).toFixed(3)}`, "≤ 1.05"],
-      ["(b) accounts warm in one Chromium; MB (PSS) per context", `${b.count} accounts; ${b.mbPerContext.toFixed(1)} MB each`, "≥ 50 at ≤ 40 MB"],
-      ["(c) actions/s at 16 accounts ÷ raw at 16 contexts", `${c.service.toFixed(2)} ÷ ${c.raw.toFixed(2)} = ${(c.service / c.raw).toFixed(3)}`, "≥ 0.90"],
-      ["(d) answer accepted → code typed into the page (median)", `${d.toFixed(0)} ms`, "≤ 50 ms"],
-    ];
-    const width = [Math.max(...rows.map((row) => row[0]!.length)), Math.max(...rows.map((row) => row[1]!.length))];
-    console.log(`\n${"measure".padEnd(width[0]!)} | ${"measured".padEnd(width[1]!)} | target`);
-    console.log(`${"-".repeat(width[0]!)}-|-${"-".repeat(width[1]!)}-|-------`);
-    for (const row of rows) console.log(`${row[0]!.padEnd(width[0]!)} | ${row[1]!.padEnd(width[1]!)} | ${row[2]}`);
+    if (ONLY.has("a")) {
+      const a = await postLatency(live);
+      rows.push(["(a) post on a warm account, REST ÷ raw Playwright (median)", `${a.service.toFixed(0)} ms ÷ ${a.raw.toFixed(0)} ms = ${(a.service / a.raw).toFixed(3)}`, "≤ 1.05"]);
+    }
+    if (ONLY.has("d")) {
+      const d = await answerToTyped(live);
+      rows.push(["(d) answer accepted → code typed into the page (median)", `${d.toFixed(0)} ms`, "≤ 50 ms"]);
+    }
+    if (ONLY.has("c")) {
+      const c = await throughput(live);
+      rows.push(["(c) actions/s at 16 accounts ÷ raw at 16 contexts", `${c.service.toFixed(2)} ÷ ${c.raw.toFixed(2)} = ${(c.service / c.raw).toFixed(3)}`, "≥ 0.90"]);
+    }
+    if (ONLY.has("b")) {
+      const b = await warmAccounts(live);
+      rows.push(["(b) accounts warm in one Chromium; MB (PSS) per context", `${b.count} accounts; ${b.mbPerContext.toFixed(1)} MB each`, "≥ 50 at ≤ 40 MB"]);
+    }
   } finally {
     await live.close();
   }
+  if (ONLY.has("e")) {
+    const e = await pausedLoad();
+    rows.push([
+      `(e) 16 accounts' actions/s with ${e.paused} at needs_input ÷ with none`,
+      `${e.busy.toFixed(2)} ÷ ${e.quiet.toFixed(2)} = ${e.ratio.toFixed(3)}; ${e.mbPerPausedPage.toFixed(1)} MB per paused page`,
+      "≥ 0.90",
+    ]);
+  }
+  if (ONLY.has("f")) {
+    const f = await fleetRate();
+    rows.push([
+      "(f) actions/s, 2 browser servers ÷ 1 local browser; coordinator CPU per action",
+      `${f.fleet.toFixed(2)} ÷ ${f.local.toFixed(2)} = ${(f.fleet / f.local).toFixed(3)}; ${f.cpuMsPerAction.toFixed(0)} ms CPU per action`,
+      "report",
+    ]);
+  }
+  const width = [Math.max(...rows.map((row) => row[0]!.length)), Math.max(...rows.map((row) => row[1]!.length))];
+  console.log(`\n${"measure".padEnd(width[0]!)} | ${"measured".padEnd(width[1]!)} | target`);
+  console.log(`${"-".repeat(width[0]!)}-|-${"-".repeat(width[1]!)}-|-------`);
+  for (const row of rows) console.log(`${row[0]!.padEnd(width[0]!)} | ${row[1]!.padEnd(width[1]!)} | ${row[2]}`);
 }
 
 await main();

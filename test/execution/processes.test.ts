@@ -113,9 +113,9 @@ describe("processes sharing one data dir", () => {
         stderr: "pipe",
       }),
     );
-    const seen = (await client.callTool({ name: "get_action", arguments: { action_id: created.id, wait_seconds: 0 } })) as { structuredContent: any };
+    const seen = (await client.callTool({ name: "get_action", arguments: { action_id: created.id, wait_seconds: 0 } })) as unknown as { structuredContent: any };
     expect(seen.structuredContent).toMatchObject({ status: "needs_input", challenge: { sign_in_url: paused.challenge.sign_in_url } });
-    const link = (await client.callTool({ name: "create_sign_in_link", arguments: { account_id: account } })) as { structuredContent: { url: string } };
+    const link = (await client.callTool({ name: "create_sign_in_link", arguments: { account_id: account } })) as unknown as { structuredContent: { url: string } };
     expect(new URL(link.structuredContent.url).port).not.toBe(new URL(main.url).port);
     const page = await fetch(link.structuredContent.url);
     expect(page.status).toBe(200);

@@ -1,0 +1,118 @@
+/**
+ * Benchmarks of execution across processes and machines (DESIGN §11):
+ * (e) throughput of 16 accounts while 200 others wait at needs_input, ÷ the same with nothing
+ *     waiting, and MB (PSS) per paused page;
+ * (f) actions/s on 2 browser servers ÷ on 1 local browser, and the coordinator's CPU per action.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
+import { chromiumPssMb } from "./support.js";
+
+let serial = 0;
+const unique = (label: string): string => `${label} ${Date.now()}-${++serial}`;
+
+export async function user(live: LiveService, challenge = "none"): Promise<string> {
+  const handle = `x${Date.now().toString(36)}${++serial}`;
+  await live.sandboxApi("POST", "/_sandbox/users", { handle, name: `Bench ${serial}`, password: "sandbox-password", challenge });
+  return handle;
+}
+
+/** Accounts connected (signed in, context warm) and ready to post. */
+export async function connectedAccounts(live: LiveService, count: number): Promise<string[]> {
+  const ids = await Promise.all(Array.from({ length: count }, async () => live.account(await user(live))));
+  const connected = await Promise.all(ids.map((id) => live.run(id, "connect")));
+  if (connected.some((action) => action.status !== "succeeded")) throw new Error("connect failed");
+  return ids;
+}
+
+/** Posts `perAccount` times on every account at once; actions per second. */
+export async function postRate(live: LiveService, ids: readonly string[], perAccount = 2): Promise<number> {
+  const start = performance.now();
+  await Promise.all(
+    ids.map(async (id) => {
+      for (let i = 0; i < perAccount; i++) {
+        const response = await live.api("POST", "/v1/actions?wait=30", { account_id: id, type: "post", params: { text: unique("rate") } });
+        const action = response.json.status === "succeeded" ? response.json : await live.wait(response.json.id);
+        if (action.status !== "succeeded") throw new Error(`post ${action.status}: ${JSON.stringify(action.error)}`);
+      }
+    }),
+  );
+  return (ids.length * perAccount) / ((performance.now() - start) / 1000);
+}
+
+const SERVICE_ENV = { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: "16", ACTION_SERVICE_FREE_CREDITS: "1000000", ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "1000000" };
+
+export async function pausedLoad(paused = Number(process.env.BENCH_PAUSED ?? 200)): Promise<{ paused: number; ratio: number; quiet: number; busy: number; mbPerPausedPage: number }> {
+  const live = await startLiveService({ env: { ...SERVICE_ENV, ACTION_SERVICE_MAX_PAUSED_ACTIONS: String(paused) } });
+  try {
+    const workers = await connectedAccounts(live, 16);
+    await postRate(live, workers, 1); // warm-up
+    const quietBefore = await postRate(live, workers);
+    const before = chromiumPssMb();
+    const waiting = await Promise.all(
+      Array.from({ length: paused }, async () => {
+        const account = await live.account(await user(live, "email"));
+        return (await live.api("POST", "/v1/actions", { account_id: account, type: "connect", params: {} })).json.id as string;
+      }),
+    );
+    await live.until(() => live.server.service.engine.core.runner.pausedCount === paused, 600_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const mbPerPausedPage = (chromiumPssMb() - before) / paused;
+    const busy = await postRate(live, workers);
+    for (const id of waiting) await live.api("POST", `/v1/actions/${id}/cancel`);
+    await live.until(() => live.server.service.engine.core.runner.pausedCount === 0, 60_000);
+    const quietAfter = await postRate(live, workers);
+    const quiet = (quietBefore + quietAfter) / 2;
+    return { paused, ratio: busy / quiet, quiet, busy, mbPerPausedPage };
+  } finally {
+    await live.close();
+  }
+}
+
+function browserServer(): Promise<{ child: ChildProcess; endpoint: string }> {
+  const cli = join(import.meta.dirname, "..", "dist", "cli.js");
+  const child = spawn(process.execPath, [cli, "browser-server", "--port", "0"], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+  return new Promise((resolve, reject) => {
+    let output = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const last = output.trim().split("\n").at(-1)!;
+      if (last.startsWith("ws://")) resolve({ child, endpoint: last });
+    });
+    child.once("exit", (code) => reject(new Error(`browser-server exited ${code}`)));
+  });
+}
+
+/** The same work on one local browser and on two browser servers, alternating rounds; CPU of this (the coordinator's) process per action. */
+export async function fleetRate(rounds = 3): Promise<{ local: number; fleet: number; cpuMsPerAction: number }> {
+  const servers = await Promise.all([browserServer(), browserServer()]);
+  const local = await startLiveService({ env: SERVICE_ENV });
+  const fleet = await startLiveService({ env: { ...SERVICE_ENV, BROWSER_WS_ENDPOINTS: servers.map((server) => server.endpoint).join(",") } });
+  try {
+    const [localIds, fleetIds] = [await connectedAccounts(local, 16), await connectedAccounts(fleet, 16)];
+    await postRate(local, localIds, 1);
+    await postRate(fleet, fleetIds, 1);
+    let localRate = 0;
+    let fleetRate = 0;
+    let cpuMs = 0;
+    for (let round = 0; round < rounds; round++) {
+      localRate += await postRate(local, localIds);
+      const cpu = process.cpuUsage();
+      fleetRate += await postRate(fleet, fleetIds);
+      const used = process.cpuUsage(cpu);
+      cpuMs += (used.user + used.system) / 1000;
+    }
+    return { local: localRate / rounds, fleet: fleetRate / rounds, cpuMsPerAction: cpuMs / (rounds * fleetIds.length * 2) };
+  } finally {
+    await fleet.close();
+    await local.close();
+    for (const server of servers) {
+      try {
+        process.kill(-server.child.pid!, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
+  }
+}
