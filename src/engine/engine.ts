@@ -169,6 +169,10 @@ export class Engine {
     requirePermission(principal, "read");
     return visibleAccount(this.core.store, principal, accountId);
   }
+  /** The account this key may see with that sign-in name on that platform (case-insensitive), if any. */
+  findAccount(principal: Principal, platform: string, username: string): AccountRecord | undefined {
+    return this.listAccounts(principal).find((account) => account.platform === platform && account.username.toLowerCase() === username.trim().toLowerCase());
+  }
   listAccounts(principal: Principal): AccountRecord[] {
     requirePermission(principal, "read");
     return this.core.store.accounts.list(principal.workspaceId, principal.accountIds);

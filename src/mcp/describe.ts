@@ -2,6 +2,11 @@ import { HOW_TO_ANSWER, isAnswerableByApi } from "../domain/challenges.js";
 import { ACTION_ERRORS } from "../domain/errors.js";
 import type { PublicAccount, PublicAction } from "../domain/public.js";
 
+/** "1 credit", "2 credits". */
+export function credits(amount: number): string {
+  return `${amount} ${amount === 1 ? "credit" : "credits"}`;
+}
+
 /** The short readable summary of an action that goes next to its JSON in a tool result. */
 export function describeAction(action: PublicAction): string {
   const what = `Action ${action.id} (${action.type} on ${action.platform}, account ${action.account_id})`;
@@ -13,14 +18,14 @@ export function describeAction(action: PublicAction): string {
     case "needs_input":
       return [`${what} is needs_input: it waits for an answer to a sign-in challenge.`, ...describeChallenge(action)].join("\n");
     case "succeeded":
-      return `${what} succeeded (cost ${action.cost} credits).\nResult: ${JSON.stringify(action.result ?? {})}`;
+      return `${what} succeeded (cost ${credits(action.cost)}).\nResult: ${JSON.stringify(action.result ?? {})}`;
     case "failed": {
       const error = action.error;
-      if (!error) return `${what} failed (cost ${action.cost} credits).`;
-      return [`${what} failed with ${error.code}: ${error.message}`, `Recommended: ${action.next_step ?? ACTION_ERRORS[error.code].advice}`, `Cost: ${action.cost} credits.`].join("\n");
+      if (!error) return `${what} failed (cost ${credits(action.cost)}).`;
+      return [`${what} failed with ${error.code}: ${error.message}`, `Recommended: ${action.next_step ?? ACTION_ERRORS[error.code].advice}`, `Cost: ${credits(action.cost)}.`].join("\n");
     }
     case "canceled":
-      return `${what} was canceled; it will not run further (cost ${action.cost} credits).`;
+      return `${what} was canceled; it will not run further (cost ${credits(action.cost)}).`;
   }
 }
 
@@ -53,4 +58,31 @@ export function describeActionList(actions: readonly PublicAction[], nextCursor:
   });
   if (nextCursor) lines.push(`More: call list_actions with cursor "${nextCursor}".`);
   return lines.join("\n");
+}
+
+const WAITING_FOR: Record<string, string> = {
+  two_factor_code: "waiting for the code from the authenticator app",
+  email_code: "waiting for the emailed code",
+  sms_code: "waiting for the texted code",
+  device_approval: "waiting for the sign-in to be approved on the other device",
+  captcha: "waiting for the puzzle to be solved in the live browser",
+  other: "waiting for an answer to the platform's question",
+};
+
+/** A progress notification's message: where the action is, in plain words. */
+export function progressMessage(action: PublicAction): string {
+  switch (action.status) {
+    case "queued":
+      return "waiting to start";
+    case "running":
+      return "working in the browser";
+    case "needs_input":
+      return action.challenge ? WAITING_FOR[action.challenge.kind]! : "waiting for an answer";
+    case "succeeded":
+      return "done";
+    case "failed":
+      return `failed: ${action.error?.code ?? "unknown"}`;
+    case "canceled":
+      return "canceled";
+  }
 }

@@ -74,6 +74,17 @@ export class ChallengeElicitor {
       );
   }
 
+  /** Offers a link that is not a challenge's (an owner sign-in link) once; never waits for the answer. */
+  offerLink(url: string, message: string, relatedRequestId: RequestId): void {
+    if (!this.supported) return;
+    this.server
+      .elicitInput({ mode: "url", elicitationId: randomUUID(), url, message }, { relatedRequestId, timeout: ELICITATION_TIMEOUT_MS })
+      .then(
+        (result) => this.logger.debug({ response: result.action }, "sign-in link elicitation answered"),
+        (error: unknown) => this.logger.debug({ err: error }, "sign-in link elicitation not shown"),
+      );
+  }
+
   dispose(): void {
     this.#unsubscribe();
     for (const open of this.#open.values()) open.pending.abort(new Error("session closed"));

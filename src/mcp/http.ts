@@ -8,6 +8,7 @@ import type { Principal } from "../domain/keys.js";
 import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
 import { callerOf, tooManyRequests, type RateLimiter } from "../engine/rate-limit.js";
+import { SessionEventStore } from "./event-store.js";
 import { createMcpServer } from "./server.js";
 
 export interface McpHttpOptions extends OriginPolicy {
@@ -81,6 +82,9 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
         onsessioninitialized: (id) => void sessions.set(id, session),
         onsessionclosed: (id) => void sessions.delete(id),
         maxRequestBodySize: MAX_BODY_BYTES,
+        // Resumable streams: a cut stream is resumed with Last-Event-ID; clients retry after 1 s.
+        eventStore: new SessionEventStore(),
+        retryInterval: 1_000,
       }),
       close: () => mcp.close().catch((error: unknown) => logger.debug({ err: error }, "MCP session close failed")),
       caller: callerOf(principal),

@@ -6,12 +6,11 @@ export const MAX_WAIT_SECONDS = 50;
 export const DEFAULT_WAIT_SECONDS = 20;
 
 export const waitSeconds = z
-  .number()
+  .int()
   .min(0)
-  .max(MAX_WAIT_SECONDS)
   .default(DEFAULT_WAIT_SECONDS)
   .describe(
-    `Hold the result up to this many seconds (0–${MAX_WAIT_SECONDS}, default ${DEFAULT_WAIT_SECONDS}) until the action is needs_input or has ended; if it is still queued or running after that, call get_action again.`,
+    `Hold the result up to this many seconds (default ${DEFAULT_WAIT_SECONDS}; more than ${MAX_WAIT_SECONDS} is taken as ${MAX_WAIT_SECONDS}) until the action is needs_input or has ended; if it is still queued or running after that, call get_action again.`,
   );
 
 export const actionId = z.string().min(1).max(200).describe("The action's id (`act_…`), from run_action or list_actions.");
@@ -25,3 +24,9 @@ export const accountId = z.string().min(1).max(200).describe("The account's id (
 export const ActionOutput = z.object(ActionJson.shape);
 export const AccountOutput = z.object(AccountJson.shape);
 export const CreditsOutput = z.object(CreditsJson.shape);
+
+/** An owner sign-in link, as POST /v1/accounts/{id}/sign-in-links returns it. */
+export const SignInLinkOutput = z.object({
+  url: z.url().describe("The live-browser page where the owner signs in by hand (no login needed)."),
+  expires_at: z.iso.datetime().describe("The link works until then (30 minutes)."),
+});

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { z } from "zod";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
@@ -12,6 +13,8 @@ import { ChallengeElicitor } from "./elicitation.js";
 import { toolError } from "./errors.js";
 import { registerActionResources } from "./resources.js";
 import type { Tool, ToolContext } from "./tool.js";
+import { MAX_WAIT_SECONDS } from "./schemas.js";
+import { progressMessage } from "./describe.js";
 import { TOOLS } from "./tools/index.js";
 
 /** Who the MCP session acts for: the stdio owner, or the key that opened an HTTP session. */
@@ -48,18 +51,21 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
   const { engine, principal, logger } = options;
   const mcp = new McpServer(
     { name: "action-service", title: "Action Service", version: serverVersion() },
-    { capabilities: { tools: {}, resources: { subscribe: true }, logging: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: {}, resources: { subscribe: true } }, instructions: INSTRUCTIONS },
   );
   const elicitor = new ChallengeElicitor(mcp.server, engine, principal, logger);
   const stopResources = registerActionResources(mcp, engine, principal, logger);
 
+  // `platform` is one of the platforms this service has enabled, as an enum a client can show.
+  const platformNames = engine.platforms().map((platform) => platform.name) as [string, ...string[]];
+  const platformField = z.enum(platformNames).describe(`The platform: ${platformNames.join(", ")} (list_platforms describes each).`);
   for (const tool of TOOLS) {
     mcp.registerTool(
       tool.name,
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
+        inputSchema: "platform" in tool.input.shape ? tool.input.extend({ platform: platformField }) : tool.input,
         outputSchema: tool.output,
         annotations: { title: tool.title, ...tool.annotations },
       },
@@ -68,11 +74,19 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
   }
 
   async function callTool(tool: Tool, args: unknown, extra: Extra): Promise<CallToolResult> {
-    const context: ToolContext = { engine, principal, signal: extra.signal, waitFor: (id, seconds) => waitWithProgress(id, seconds, extra) };
+    const asked = (args as { wait_seconds?: number }).wait_seconds;
+    const context: ToolContext = {
+      engine,
+      principal,
+      signal: extra.signal,
+      waitFor: (id, seconds) => waitWithProgress(id, Math.min(seconds, MAX_WAIT_SECONDS), extra),
+      offerLink: (url, message) => elicitor.offerLink(url, message, extra.requestId),
+    };
     try {
       const result = await tool.handle(args, context);
       if (result.action) offerChallenge(result.action, extra);
-      return { content: [{ type: "text", text: result.text }], structuredContent: result.structured as Record<string, unknown> };
+      const clamped = asked !== undefined && asked > MAX_WAIT_SECONDS ? `\n(wait_seconds is at most ${MAX_WAIT_SECONDS}, below clients' 60-s timeout: it waited ${MAX_WAIT_SECONDS}.)` : "";
+      return { content: [{ type: "text", text: result.text + clamped }], structuredContent: result.structured as Record<string, unknown> };
     } catch (error) {
       if (!asAppError(error)) logger.error({ err: error, tool: tool.name }, "MCP tool failed");
       return toolError(error);
@@ -93,18 +107,18 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
     if (progressToken === undefined || seconds <= 0) return engine.waitFor(actionId, seconds, extra.signal);
     let progress = 0;
     let last = engine.getAction(principal, actionId).status;
-    const report = (status: string): void => {
-      const params = { progressToken, progress, message: `Action ${actionId} is ${status}.` };
+    const report = (): void => {
+      const params = { progressToken, progress, message: progressMessage(engine.present(engine.getAction(principal, actionId), "mcp")) };
       progress += 1;
       extra.sendNotification({ method: "notifications/progress", params }).catch((error: unknown) => {
         logger.debug({ err: error, action_id: actionId }, "progress not sent");
       });
     };
-    report(last);
+    report();
     const stop = engine.onChange((action) => {
       if (action.id !== actionId || action.status === last) return;
       last = action.status;
-      report(last);
+      report();
     });
     try {
       return await engine.waitFor(actionId, seconds, extra.signal);

@@ -15,6 +15,8 @@ export interface ToolContext {
    * `seconds` pass; the adapter reports each status change as progress.
    */
   waitFor(actionId: string, seconds: number): Promise<ActionRecord>;
+  /** Offers a link (an owner sign-in link) as a URL-mode elicitation when the client takes them. */
+  offerLink(url: string, message: string): void;
 }
 
 /** A tool's answer: the structured result, a short readable summary, and the action it is about. */

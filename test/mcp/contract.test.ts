@@ -54,6 +54,12 @@ describe("MCP tool contract", () => {
     await run("list_actions", { account_id: accountId, limit: 1 });
     expect(results.list_actions!.data.data).toHaveLength(1);
     expect(results.list_actions!.data.next_cursor).toBeTypeOf("string");
+    await run("top_up_credits", { credits: 10 });
+    expect(results.top_up_credits!.text).toContain("Not implemented");
+    await run("send_feedback", { message: "The post button moved.", action_id: another.data.id });
+    expect(results.send_feedback!.data).toEqual({ stored: false });
+    await run("remove_account", { account_id: accountId });
+    expect(results.remove_account!.data).toEqual({ removed: true, account_id: accountId });
 
     expect(Object.keys(results).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
     const everything = JSON.stringify(results);

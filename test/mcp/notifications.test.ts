@@ -99,7 +99,8 @@ describe("MCP notifications", () => {
     open();
     const result = await waiting;
     expect((result.structuredContent as { status: string }).status).toBe("needs_input");
-    expect(progress.map((p) => p.message)).toEqual([`Action ${id} is running.`, `Action ${id} is needs_input.`]);
+    // In plain words, with what the challenge waits for.
+    expect(progress.map((p) => p.message)).toEqual(["working in the browser", "waiting for the texted code"]);
     expect(progress.map((p) => p.progress)).toEqual([0, 1]);
   });
 

@@ -4,28 +4,51 @@ import { AccountJson, ActionJson, listOf } from "../../domain/public.js";
 import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts.js";
 import { presentAccount } from "../../engine/present.js";
 import { describeAccount, describeAction } from "../describe.js";
-import { AccountOutput, accountId, waitSeconds } from "../schemas.js";
+import { AccountOutput, SignInLinkOutput, accountId, waitSeconds } from "../schemas.js";
 import { defineTool } from "../tool.js";
+
+function describeLink(link: { url: string; expires_at: string }, why: string): string {
+  return `${why} Give the owner this sign-in link (open it in a browser, no login needed, valid until ${link.expires_at}): ${link.url}\nOnce they are in, the account is connected; check with list_accounts.`;
+}
 
 export const accountTools = [
   defineTool({
     name: "connect_account",
     title: "Connect an account",
     description:
-      "Adds an account on a platform (see list_platforms) and signs it in with a `connect` action, waiting up to wait_seconds. Returns the account and that action. " +
+      "Adds an account on a platform (see list_platforms), or reuses the one this workspace already has for that platform and username (updating the password or totp_secret given), then signs it in with a `connect` action (1 credit), waiting up to wait_seconds. " +
       "The password and totp_secret are stored encrypted and never returned. With a totp_secret the service answers authenticator-code challenges itself. " +
       "If the sign-in asks for something (an emailed code, a device approval …) the action is at needs_input: answer with answer_challenge or open its sign_in_url. " +
-      "Without a password the owner signs in by hand through the sign_in_url.",
+      "Without a password (and no saved session), nothing is run or charged: the result carries a sign_in_link where the owner signs in by hand; so does a connect the platform blocks (account_blocked).",
     input: CreateAccountInput.extend({ wait_seconds: waitSeconds }),
-    output: z.object({ account: AccountJson, action: ActionJson }),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    async handle({ wait_seconds, ...input }, { engine, principal, waitFor }) {
-      const created = engine.createAccount(principal, input);
-      const started = engine.createAction(principal, { account_id: created.id, type: "connect", params: {} });
+    output: z.object({
+      account: AccountJson,
+      action: ActionJson.optional().describe("The connect action, when one was run."),
+      sign_in_link: SignInLinkOutput.optional().describe("Where the owner signs in by hand: present when no password is stored, or the platform blocked the account."),
+    }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    async handle({ wait_seconds, ...input }, { engine, principal, waitFor, offerLink }) {
+      const existing = engine.findAccount(principal, input.platform, input.username);
+      const changes = { ...(input.password !== undefined ? { password: input.password } : {}), ...(input.totp_secret !== undefined ? { totp_secret: input.totp_secret } : {}) };
+      const record = existing ? (Object.keys(changes).length > 0 ? engine.updateAccount(principal, existing.id, changes) : existing) : engine.createAccount(principal, input);
+      const reused = existing ? `This workspace already had ${record.username} on ${record.platform}: reused account ${record.id}.\n` : "";
+      if (!record.has_password && !record.has_session) {
+        const link = engine.createSignInLink(principal, record.id);
+        offerLink(link.url, `Sign in to ${record.username} on ${record.platform} by hand, so the account can be connected.`);
+        const account = presentAccount(record);
+        return { structured: { account, sign_in_link: link }, text: `${reused}${describeAccount(account)}\n${describeLink(link, "No password is stored, so nothing was run and nothing was charged.")}` };
+      }
+      const started = engine.createAction(principal, { account_id: record.id, type: "connect", params: {} });
       const action = engine.present(await waitFor(started.id, wait_seconds), "mcp");
       // Re-read: a finished connect marks the account connected and records its profile.
-      const account = presentAccount(engine.getAccount(principal, created.id));
-      return { structured: { account, action }, text: `${describeAccount(account)}\n${describeAction(action)}`, action };
+      const account = presentAccount(engine.getAccount(principal, record.id));
+      const text = `${reused}${describeAccount(account)}\n${describeAction(action)}`;
+      if (action.status === "failed" && (action.error?.code === "account_blocked" || action.error?.code === "signed_out")) {
+        const link = engine.createSignInLink(principal, record.id);
+        offerLink(link.url, `The platform needs ${record.username} to sign in by hand (${action.error.code}).`);
+        return { structured: { account, action, sign_in_link: link }, text: `${text}\n${describeLink(link, "The link costs nothing.")}`, action };
+      }
+      return { structured: { account, action }, text, action };
     },
   }),
   defineTool({
@@ -45,17 +68,31 @@ export const accountTools = [
     },
   }),
   defineTool({
+    name: "remove_account",
+    title: "Remove an account",
+    description:
+      "Removes an account (as DELETE /v1/accounts/{id}): its unfinished actions are canceled (nothing charged for them), its password, TOTP secret and browser session are deleted. Its past actions stay readable.",
+    input: z.strictObject({ account_id: accountId }),
+    output: z.object({ removed: z.literal(true).describe("The account is gone."), account_id: z.string().describe("The removed account's id.") }),
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+    async handle({ account_id }, { engine, principal }) {
+      await engine.deleteAccount(principal, account_id);
+      return { structured: { removed: true as const, account_id }, text: `Removed account ${account_id}: its credentials and browser session are deleted.` };
+    },
+  }),
+  defineTool({
     name: "create_sign_in_link",
     title: "Create a sign-in link",
     description:
       "Makes a live-browser link (valid 30 minutes, no login needed) where the account's owner signs in by hand, challenges included; the session is then saved and the account connected. " +
       "Use it for an account without a password, after signed_out, or to clear an account_blocked checkpoint. Free. Give the url to the owner; follow with list_accounts (status connected).",
     input: z.strictObject({ account_id: accountId }),
-    output: z.object({ url: z.url(), expires_at: z.iso.datetime() }),
+    output: SignInLinkOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    handle({ account_id }, { engine, principal }) {
+    handle({ account_id }, { engine, principal, offerLink }) {
       const link = engine.createSignInLink(principal, account_id);
-      return { structured: link, text: `Sign-in link for account ${account_id} (open it in a browser; valid until ${link.expires_at}): ${link.url}` };
+      offerLink(link.url, `Sign in to account ${account_id} by hand.`);
+      return { structured: link, text: describeLink(link, `Sign-in link for account ${account_id}.`) };
     },
   }),
   defineTool({
