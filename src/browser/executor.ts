@@ -108,9 +108,19 @@ export class BrowserExecutor implements ActionExecutor {
       markSignedOut: execution.markSignedOut,
       settle: (states, options) => settle(page, states, driver.failures, options?.timeoutMs),
       open: async (pathOrUrl) => {
-        await page.goto(pathOrUrl.startsWith("/") ? baseUrl + pathOrUrl : pathOrUrl, { waitUntil: "commit" });
+        const url = pathOrUrl.startsWith("/") ? baseUrl + pathOrUrl : pathOrUrl;
+        try {
+          await page.goto(url, { waitUntil: "commit" });
+        } catch (error) {
+          throw unreachable(error, driver, url) ?? error;
+        }
       },
     };
+  }
+
+  /** Where the platform is expected to live. */
+  baseUrlOf(platform: string): string | undefined {
+    return this.options.baseUrls[platform];
   }
 
   async forgetAccount(accountId: string): Promise<void> {
@@ -120,4 +130,15 @@ export class BrowserExecutor implements ActionExecutor {
   async close(): Promise<void> {
     await this.options.pool.close();
   }
+}
+
+/**
+ * A navigation the network refused (connection refused, no such host, …) as a failure that
+ * names the address and, where the driver knows one, how to bring the platform up.
+ */
+function unreachable(error: unknown, driver: Driver, url: string): ActionFailure | undefined {
+  const network = error instanceof Error ? /net::(ERR_[A-Z_]+)/.exec(error.message)?.[1] : undefined;
+  if (!network) return undefined;
+  const origin = new URL(url).origin;
+  return new ActionFailure("browser_error", `The ${driver.platform.title} platform at ${origin} cannot be reached (${network}).${driver.whenUnreachable ? ` ${driver.whenUnreachable}` : ""}`);
 }

@@ -52,6 +52,8 @@ export interface Driver {
    * username after every sign-in: a session of another user is never kept.
    */
   signedInAs(page: Page): Promise<string | undefined>;
+  /** Added to the message when the platform cannot be reached, e.g. how to start it. */
+  whenUnreachable?: string;
 }
 
 export function defineDriver(driver: Omit<Driver, "platform"> & { platform: Omit<PlatformInfo, "actions"> }): Driver {

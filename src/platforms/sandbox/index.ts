@@ -14,6 +14,7 @@ export const sandboxDriver = defineDriver({
   ensureSignedIn,
   manualSignIn: { path: PATHS.home, signedIn: PAGES.home },
   signedInAs,
+  whenUnreachable: "Is the sandbox running? Start it with `action-service sandbox` (or `npm start`, which runs it beside the service), and check SANDBOX_URL.",
   actions: {
     connect,
     post,
