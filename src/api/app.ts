@@ -52,15 +52,18 @@ export function createApp(options: AppOptions): Hono {
   const openApi = buildOpenApi(ROUTES);
   app.get("/v1/openapi.json", (c) => c.json(openApi));
 
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: limit,
-      onError: () => {
-        throw new AppError("malformed_request", `The request body is larger than ${limit} bytes.`, { max_bytes: limit });
-      },
-    }),
-  );
+  const tooLarge = (c: Context): never => {
+    // The rest of the body stays unread: this connection cannot carry another request.
+    c.header("Connection", "close");
+    throw new AppError("malformed_request", `The request body is larger than ${limit} bytes.`, { max_bytes: limit });
+  };
+  const chunkedLimit = bodyLimit({ maxSize: limit, onError: tooLarge });
+  app.use("/v1/*", async (c, next) => {
+    const length = c.req.header("content-length");
+    // With a Content-Length, never touch the body stream here: an unread body is then drained by the server.
+    if (length !== undefined && c.req.header("transfer-encoding") === undefined) return Number(length) > limit ? tooLarge(c) : next();
+    return chunkedLimit(c, next);
+  });
   for (const route of ROUTES) {
     app.on(route.method.toUpperCase(), route.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
       const principal = authenticate(c, engine);

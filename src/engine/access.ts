@@ -16,10 +16,9 @@ export function requirePermission(principal: Principal, permission: Permission):
   }
 }
 
-function requireAllowed(principal: Principal, accountId: string): void {
-  if (principal.accountIds && !principal.accountIds.includes(accountId)) {
-    throw new AppError("forbidden", "This key may not act on this account.", { account_id: accountId });
-  }
+/** 403 unless the key's allow-list includes the account; `details` names only what the caller sent. */
+function requireAllowed(principal: Principal, accountId: string, message: string, details: Record<string, string>): void {
+  if (principal.accountIds && !principal.accountIds.includes(accountId)) throw new AppError("forbidden", message, details);
 }
 
 /** The account if the key's workspace has it (else 404) and its allow-list includes it (else 403). */
@@ -28,7 +27,7 @@ export function visibleAccount(store: Store, principal: Principal, accountId: st
   if (!account || account.workspace_id !== principal.workspaceId) {
     throw new AppError("not_found", "No such account.", { account_id: accountId });
   }
-  requireAllowed(principal, account.id);
+  requireAllowed(principal, account.id, "This key may not act on this account.", { account_id: accountId });
   return account;
 }
 
@@ -38,6 +37,6 @@ export function visibleAction(store: Store, principal: Principal, actionId: stri
   if (!action || action.workspace_id !== principal.workspaceId) {
     throw new AppError("not_found", "No such action.", { action_id: actionId });
   }
-  requireAllowed(principal, action.account_id);
+  requireAllowed(principal, action.account_id, "This key may not act on this action's account.", { action_id: actionId });
   return action;
 }

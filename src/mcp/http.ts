@@ -115,13 +115,13 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
     const sessionId = c.req.header("mcp-session-id");
     if (sessionId === undefined) {
       if (c.req.method !== "POST") return jsonRpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
-      return openSession(principal, c.req.raw);
+      return closeIfUnread(await openSession(principal, c.req.raw));
     }
     const session = sessions.get(sessionId);
     // Another key's session answers as if it did not exist (no existence leak).
     if (!session || session.caller !== callerOf(principal)) return jsonRpcError(404, -32001, "Session not found");
     session.lastUsed = Date.now();
-    return session.transport.handleRequest(c.req.raw);
+    return closeIfUnread(await session.transport.handleRequest(c.req.raw));
   });
 
   return {
@@ -141,6 +141,14 @@ function authenticate(c: Context, engine: Engine): Principal | AppError {
   const key = bearerKey(c.req.header("authorization"));
   if (!key) return new AppError("unauthorized", "Send an API key as `Authorization: Bearer <key>`.");
   return engine.authenticate(key) ?? new AppError("unauthorized", "The API key is not valid.");
+}
+
+/** A 413 leaves the rest of the body on the wire: the connection cannot carry another request. */
+function closeIfUnread(response: Response): Response {
+  if (response.status !== 413) return response;
+  const headers = new Headers(response.headers);
+  headers.set("connection", "close");
+  return new Response(response.body, { status: response.status, headers });
 }
 
 function jsonRpcError(status: number, code: number, message: string): Response {

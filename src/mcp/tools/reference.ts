@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { requirePermission } from "../../engine/access.js";
 import { PlatformJson, listOf } from "../../domain/public.js";
 import { credits } from "../describe.js";
 import { CreditsOutput } from "../schemas.js";
@@ -69,6 +70,7 @@ export const referenceTools = [
     output: z.object({ balance: z.int().describe("The balance now (unchanged).") }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     handle(_args, { engine, principal }) {
+      requirePermission(principal, "pay");
       const balance = engine.balance(principal);
       return {
         structured: { balance },

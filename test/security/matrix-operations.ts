@@ -1,0 +1,105 @@
+import type { Route } from "../../src/api/route.js";
+import { ROUTES } from "../../src/api/routes/index.js";
+import type { Tool } from "../../src/mcp/tool.js";
+import { TOOLS } from "../../src/mcp/tools/index.js";
+import { NO_TARGET, TARGETS, type OperationSpec, type PrincipalSpec, type TargetSpec } from "./access-rule.js";
+import { exampleOf, jsonSchemaOf } from "./schema-values.js";
+import type { TargetIds } from "./world.js";
+
+/** A REST route or an MCP tool as the matrix drives it: what it names by id is read from its schemas. */
+export type Operation = OperationSpec &
+  ({ surface: "rest"; route: Route } | { surface: "mcp"; tool: Tool }) & {
+    /** The id may be left out (a list filter): the operation is also run without a target. */
+    targetOptional: boolean;
+  };
+
+export function restName(route: Route): string {
+  return `${route.method.toUpperCase()} ${route.path}`;
+}
+
+/** What a set of schema properties names by id, and whether it must. */
+function aimsOfProperties(schemas: (Route["body"] | undefined)[]): Pick<Operation, "aims" | "targetOptional"> {
+  for (const schema of schemas) {
+    if (!schema) continue;
+    const { properties = {}, required = [] } = jsonSchemaOf(schema);
+    for (const [field, aims] of [["action_id", "action"], ["account_id", "account"]] as const) {
+      if (Object.hasOwn(properties, field)) return { aims, targetOptional: !required.includes(field) };
+    }
+  }
+  return { aims: "nothing", targetOptional: false };
+}
+
+export const OPERATIONS: readonly Operation[] = [
+  ...ROUTES.map((route): Operation => {
+    const inPath = route.path.includes("{id}") ? { aims: route.path.startsWith("/v1/accounts/") ? ("account" as const) : ("action" as const), targetOptional: false } : undefined;
+    return { surface: "rest", route, name: restName(route), ...(inPath ?? aimsOfProperties([route.body, route.query])) };
+  }),
+  ...TOOLS.map((tool): Operation => ({ surface: "mcp", tool, name: tool.name, ...aimsOfProperties([tool.input]) })),
+];
+
+export function targetsOf(operation: Operation): readonly TargetSpec[] {
+  if (operation.aims === "nothing") return [NO_TARGET];
+  return operation.targetOptional ? [...TARGETS, NO_TARGET] : TARGETS;
+}
+
+/** The ids a target stands for; fresh targets for the workspaces, made-up ones for nothing. */
+export function idsFor(target: TargetSpec, fresh: { own: TargetIds; other: TargetIds }, serial: number): { account?: string; action?: string } {
+  switch (target.name) {
+    case "own":
+      return { account: fresh.own.accountId, action: fresh.own.actionId };
+    case "other workspace's":
+      return { account: fresh.other.accountId, action: fresh.other.actionId };
+    case "nonexistent":
+      return { account: `acc_nothing${serial}xxxxxxxxxxxx`, action: `act_nothing${serial}xxxxxxxxxxxx` };
+    case "odd-shaped nonexistent":
+      // Any shape that names nothing is a 404 too (DESIGN §5): no prefix, a space, an RTL mark, a non-ASCII sign.
+      return { account: `no such account \u202e ✓ ${serial}`, action: `no such action \u202e ✓ ${serial}` };
+    case "none":
+      return {};
+  }
+}
+
+/** Valid values for the fields that are not ids: known platform, unique username, no waiting. */
+function fillFor(ids: { account?: string; action?: string }, serial: number): Record<string, unknown> {
+  return {
+    platform: "sandbox",
+    username: `user-${serial}`,
+    answer: "123456",
+    wait_seconds: 0,
+    ...(ids.account === undefined ? {} : { account_id: ids.account }),
+    ...(ids.action === undefined ? {} : { action_id: ids.action }),
+  };
+}
+
+export interface RestCall {
+  method: string;
+  path: string;
+  body?: unknown;
+}
+
+/** A valid request for the route, aimed at the ids (in the path, the body or the query). */
+export function restCall(route: Route, ids: { account?: string; action?: string }, serial: number): RestCall {
+  const fill = fillFor(ids, serial);
+  const id = route.path.startsWith("/v1/accounts/") ? ids.account : ids.action;
+  const path = route.path.replace("{id}", encodeURIComponent(id ?? ""));
+  const query = route.query ? (exampleOf(route.query, fill) as Record<string, unknown>) : {};
+  const search = new URLSearchParams(Object.entries(query).map(([name, value]) => [name, String(value)])).toString();
+  return { method: route.method.toUpperCase(), path: search ? `${path}?${search}` : path, ...(route.body ? { body: exampleOf(route.body, fill) } : {}) };
+}
+
+/** Valid arguments for the tool, aimed at the ids. */
+export function toolArguments(tool: Tool, ids: { account?: string; action?: string }, serial: number): Record<string, unknown> {
+  return exampleOf(tool.input, fillFor(ids, serial)) as Record<string, unknown>;
+}
+
+/**
+ * Ids the principal may not see among the fresh targets: no response of its may carry
+ * them, except ids it named itself (an error may echo what it was sent).
+ */
+export function hiddenIds(principal: PrincipalSpec, fresh: { own: TargetIds; other: TargetIds }, named: { account?: string; action?: string }): string[] {
+  const idsOf = (ids: TargetIds): string[] => [ids.accountId, ids.actionId, ids.actionAccountId];
+  const own = idsOf(fresh.own);
+  const other = idsOf(fresh.other);
+  const hidden = principal.workspace === undefined ? [...own, ...other] : principal.workspace === "own" ? (principal.limited ? [...own, ...other] : other) : own;
+  return hidden.filter((id) => id !== named.account && id !== named.action);
+}
