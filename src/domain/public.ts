@@ -7,6 +7,11 @@ import { ACTION_STATUSES } from "./status.js";
 /** The public shapes clients read (DESIGN §3, §5): REST responses, MCP output schemas and OpenAPI. */
 const timestamp = z.iso.datetime();
 
+/** A free-form JSON object, said so in its JSON Schema (`additionalProperties: true`) rather than left unconstrained. */
+export function freeFormObject() {
+  return z.record(z.string(), z.unknown()).meta({ additionalProperties: true });
+}
+
 export const ChallengeJson = z
   .object({
     kind: z.enum(CHALLENGE_KINDS),
@@ -23,7 +28,7 @@ export const ActionJson = z
     account_id: z.string(),
     platform: z.string(),
     type: z.enum(ACTION_TYPES),
-    params: z.record(z.string(), z.unknown()),
+    params: freeFormObject().describe("The params the action was created with."),
     status: z.enum(ACTION_STATUSES),
     challenge: ChallengeJson.optional().describe("Present when status is needs_input."),
     error: z
@@ -34,7 +39,7 @@ export const ActionJson = z
       .string()
       .optional()
       .describe("What to do now, naming this surface's operations: present when queued (what it waits for), needs_input (how to answer) or failed (the recommended response)."),
-    result: z.record(z.string(), z.unknown()).optional().describe("Present when status is succeeded."),
+    result: freeFormObject().optional().describe("Present when status is succeeded: its shape depends on the type (GET /v1/platforms, list_platforms)."),
     cost: z.int().describe("Credits charged; 0 until the action has ended, and for free outcomes."),
     created_at: timestamp,
     updated_at: timestamp,
@@ -62,7 +67,7 @@ export const ErrorJson = z
     error: z.object({
       code: z.enum(Object.keys(REQUEST_ERRORS) as [RequestErrorCode, ...RequestErrorCode[]]),
       message: z.string(),
-      details: z.record(z.string(), z.unknown()).optional(),
+      details: freeFormObject().optional(),
     }),
   })
   .meta({ id: "Error" });
@@ -79,7 +84,7 @@ export const PlatformJson = z
         type: z.enum(ACTION_TYPES),
         description: z.string(),
         price: z.int().describe("Credits per action."),
-        params: z.record(z.string(), z.unknown()).describe("JSON Schema of the params."),
+        params: freeFormObject().describe("JSON Schema of the params."),
       }),
     ),
   })

@@ -25,8 +25,8 @@ export const CreateAccountInput = z.strictObject({
 });
 export const UpdateAccountInput = z
   .strictObject({
-    username: z.string().trim().min(1).max(200).optional(),
-    password: secretText.optional(),
+    username: z.string().trim().min(1).max(200).optional().describe("A corrected sign-in name on the platform."),
+    password: secretText.optional().describe("A new password; stored encrypted, never returned."),
     totp_secret: totpSecret.nullable().optional().describe("A new secret, or null to remove the stored one."),
   })
   .refine((value) => Object.keys(value).length > 0, "give at least one of username, password, totp_secret");

@@ -3,6 +3,7 @@ import { ACTION_PARAMS, ACTION_PRICES, ACTION_TYPES } from "../domain/actions.js
 import { isAnswerableByApi } from "../domain/challenges.js";
 import { ActionFailure, AppError } from "../domain/errors.js";
 import { jsonValueTooDeep } from "../domain/json.js";
+import { freeFormObject } from "../domain/public.js";
 import type { Principal } from "../domain/keys.js";
 import { ACTION_STATUSES, isTerminal } from "../domain/status.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
@@ -19,8 +20,7 @@ const MAX_PARAMS_DEPTH = 16;
 export const CreateActionInput = z.strictObject({
   account_id: z.string().min(1).max(200).describe("The account to act as (`acc_…`)."),
   type: z.enum(ACTION_TYPES).describe("The action type; see GET /v1/platforms for what each platform supports."),
-  params: z
-    .record(z.string(), z.unknown())
+  params: freeFormObject()
     .refine((value) => !jsonValueTooDeep(value, MAX_PARAMS_DEPTH), `must not nest deeper than ${MAX_PARAMS_DEPTH} levels`)
     .default({})
     .describe("The action's params; their shape depends on `type` (see GET /v1/platforms)."),
@@ -29,9 +29,9 @@ export const AnswerInput = z.strictObject({
   answer: z.string().trim().min(1).max(500).describe("The code or reply the challenge asks for."),
 });
 export const ListActionsQuery = z.strictObject({
-  account_id: z.string().min(1).max(200).optional(),
-  status: z.enum(ACTION_STATUSES).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  account_id: z.string().min(1).max(200).optional().describe("Only this account's actions (`acc_…`)."),
+  status: z.enum(ACTION_STATUSES).optional().describe("Only actions in this status."),
+  limit: z.coerce.number().int().min(1).max(100).default(20).describe("Actions per page, newest first (1–100, default 20)."),
   cursor: z.string().min(1).max(200).optional().describe("`next_cursor` of the previous page."),
 });
 
