@@ -57,7 +57,8 @@ export async function pausedLoad(paused = Number(process.env.BENCH_PAUSED ?? 200
       }),
     );
     // Every one of them signs in until its emailed-code page; count those that got there.
-    const settled = await Promise.all(waiting.map((id) => live.wait(id)));
+    const progress = setInterval(() => console.log(`(e) paused so far: ${live.server.service.engine.core.runner.pausedCount} of ${paused}`), 30_000);
+    const settled = await Promise.all(waiting.map((id) => live.wait(id))).finally(() => clearInterval(progress));
     const failures = settled.filter((action) => action.status !== "needs_input");
     if (failures.length > 0) console.log(`(e) ${failures.length} of ${paused} did not pause: ${[...new Set(failures.map((action) => action.error?.code ?? action.status))].join(", ")}`);
     const held = live.server.service.engine.core.runner.pausedCount;
