@@ -131,5 +131,8 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
     elicitor.dispose();
     stopResources();
   };
+  // The SDK declares `listChanged` once tools and resources exist; a session's tools never change
+  // and new actions are announced per URI (resources/updated), so declare no list changes.
+  mcp.server.registerCapabilities({ tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } });
   return mcp;
 }

@@ -78,6 +78,7 @@ describe("MCP for an agent on its own", () => {
     expect(posted.isError).toBeFalsy();
     expect(posted.text).toContain("wait_seconds is at most 50");
     expect(client.getServerCapabilities()).not.toHaveProperty("logging");
+    expect(client.getServerCapabilities()).toMatchObject({ tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } });
     const { tools } = await client.listTools();
     const connectTool = tools.find((tool) => tool.name === "connect_account")!;
     expect((connectTool.inputSchema.properties as Record<string, { enum?: string[] }>).platform!.enum).toEqual(["sandbox"]);

@@ -22,7 +22,7 @@ export const accountTools = [
       "Without a password (and no saved session), nothing is run or charged: the result carries a sign_in_link where the owner signs in by hand; so does a connect the platform blocks (account_blocked).",
     input: CreateAccountInput.extend({ wait_seconds: waitSeconds }),
     output: z.object({
-      account: AccountJson,
+      account: AccountJson.describe("The account, new or reused."),
       action: ActionJson.optional().describe("The connect action, when one was run."),
       sign_in_link: SignInLinkOutput.optional().describe("Where the owner signs in by hand: present when no password is stored, or the platform blocked the account."),
     }),
