@@ -9,7 +9,7 @@ export interface PoolOptions {
   endpoints?: readonly EndpointSpec[];
   /** Close an account's context after this long unused. */
   idleMs: number;
-  /** Warm contexts kept at most; the least recently used idle ones close first. */
+  /** Idle warm contexts kept at most (contexts in use are not counted); the least recently used close first. */
   maxContexts: number;
   logger: Logger;
   /** Seam for tests: how the browser of an endpoint is started. */
@@ -154,9 +154,20 @@ export class BrowserPool {
     await slot.context.close().catch(() => undefined);
   }
 
+  /**
+   * Closes the least recently used idle contexts beyond `maxContexts` idle ones. Contexts in use
+   * (running, or holding a page at needs_input) are never counted nor closed; each candidate is
+   * checked again when its turn comes, since an account may have taken its context meanwhile.
+   */
   async #evictIdle(): Promise<void> {
     const idle = [...this.#slots.entries()].filter(([, slot]) => !slot.busy).sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
-    while (this.#slots.size > this.options.maxContexts && idle.length > 0) await this.forget(idle.shift()![0]);
+    let excess = idle.length - this.options.maxContexts;
+    for (const [accountId, slot] of idle) {
+      if (excess <= 0) break;
+      if (this.#slots.get(accountId) !== slot || slot.busy) continue;
+      excess -= 1;
+      await this.forget(accountId);
+    }
   }
 
   /** The open context of an account, if any (the live view reads it). */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config.js";
-import { silentLogger } from "../../src/engine/logger.js";
+import { createLogger, silentLogger } from "../../src/engine/logger.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server.js";
 
@@ -66,7 +66,9 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
       histories.set(action.id, seen);
     });
   };
-  let server = await startServer(config, { logger: silentLogger, ...options.server });
+  // Silent unless asked (ACTION_SERVICE_TEST_LOG_LEVEL=warn), e.g. to see why a benchmark's action failed.
+  const logger = process.env.ACTION_SERVICE_TEST_LOG_LEVEL ? createLogger(process.env.ACTION_SERVICE_TEST_LOG_LEVEL) : silentLogger;
+  let server = await startServer(config, { logger, ...options.server });
   record(server);
   const key = server.service.firstKey!.key;
   let users = 0;
@@ -152,7 +154,7 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
     },
     async restart() {
       await server.close();
-      server = await startServer({ ...config, port: Number(new URL(server.url!).port) }, { logger: silentLogger, ...options.server });
+      server = await startServer({ ...config, port: Number(new URL(server.url!).port) }, { logger, ...options.server });
       record(server);
     },
     async close() {
