@@ -5,7 +5,7 @@ import type { ActionExecutor, ExecutionContext } from "../engine/executor.js";
 import type { Driver, DriverContext } from "../platforms/driver.js";
 import { isSameUser, WrongUserFailure } from "./identity.js";
 import type { BrowserPool } from "./pool.js";
-import { settle } from "./settle.js";
+import { settle, whenVisible } from "./settle.js";
 
 export interface BrowserExecutorOptions {
   pool: BrowserPool;
@@ -107,6 +107,7 @@ export class BrowserExecutor implements ActionExecutor {
       },
       markSignedOut: execution.markSignedOut,
       settle: (states, options) => settle(page, states, driver.failures, options?.timeoutMs),
+      whenVisible: (locator, signal) => whenVisible(page, locator, signal),
       open: async (pathOrUrl) => {
         const url = pathOrUrl.startsWith("/") ? baseUrl + pathOrUrl : pathOrUrl;
         try {

@@ -50,3 +50,46 @@ export function safeUrl(page: Page): string {
     return "about:blank";
   }
 }
+
+/** How often a paused page is looked at between navigations (a page moved on without one). */
+const PAUSED_CHECK_MS = 5_000;
+
+/**
+ * Resolves once `locator` is visible on a page that waits for a person (a challenge left open
+ * in the live browser or on another device): checked at each main-frame load and every 5 s,
+ * never every animation frame as `waitFor` does, so hundreds of paused pages cost next to no CPU.
+ * Rejects with the signal's reason when aborted, or when the page closes.
+ */
+export function whenVisible(page: Page, locator: Locator, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let checking = false;
+    const look = (): void => {
+      if (checking) return;
+      checking = true;
+      locator
+        .first()
+        .isVisible()
+        .then((visible) => {
+          if (visible) done(resolve);
+        })
+        .catch(() => undefined)
+        .finally(() => (checking = false));
+    };
+    const onLoad = (): void => look();
+    const onClose = (): void => done(() => reject(new Error("the page closed")));
+    const onAbort = (): void => done(() => reject(signal.reason));
+    const timer = setInterval(look, PAUSED_CHECK_MS);
+    const done = (finish: () => void): void => {
+      clearInterval(timer);
+      page.off("load", onLoad);
+      page.off("close", onClose);
+      signal.removeEventListener("abort", onAbort);
+      finish();
+    };
+    if (signal.aborted) return onAbort();
+    page.on("load", onLoad);
+    page.on("close", onClose);
+    signal.addEventListener("abort", onAbort, { once: true });
+    look();
+  });
+}

@@ -24,6 +24,11 @@ export interface DriverContext extends Pick<
   open(pathOrUrl: string): Promise<void>;
   /** Waits for one of the named page states, checking the driver's failure detectors all along. */
   settle<K extends string>(states: Record<K, Locator>, options?: { timeoutMs?: number }): Promise<K>;
+  /**
+   * Resolves once `locator` shows on a page left waiting for a person (a challenge's
+   * `resolvedOnPage`): looked for at each load and every few seconds, cheap for many paused pages.
+   */
+  whenVisible(locator: Locator, signal: AbortSignal): Promise<void>;
 }
 
 /** A page state that ends the action with a seed error code, e.g. a "slow down" page. */

@@ -64,11 +64,7 @@ async function alertText(context: DriverContext): Promise<string> {
 
 /** Resolves once the page has moved past the challenge (the home page shows). */
 function leftChallenge(context: DriverContext) {
-  return (signal: AbortSignal) =>
-    new Promise<void>((resolve, reject) => {
-      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-      PAGES.home(context.page).waitFor({ state: "visible", timeout: 0 }).then(resolve, reject);
-    });
+  return (signal: AbortSignal) => context.whenVisible(PAGES.home(context.page), signal);
 }
 
 async function answerChallenge(context: DriverContext, challenge: ChallengePage): Promise<void> {
