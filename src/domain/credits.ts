@@ -1,3 +1,4 @@
+import type { ActionType } from "./actions.js";
 import type { ActionErrorCode } from "./errors.js";
 import type { ActionStatus } from "./status.js";
 
@@ -9,10 +10,13 @@ const FREE_FAILURES: ReadonlySet<ActionErrorCode> = new Set([
   "unsupported",
 ]);
 
-/** Whether a finished action's hold is captured (true) or released (false). */
-export function isCharged(status: ActionStatus, errorCode?: ActionErrorCode): boolean {
+/**
+ * Whether a finished action's hold is captured (true) or released (false). A `connect` the
+ * platform blocks is free too: its answer is a sign-in link, not a charged failure (DESIGN §6).
+ */
+export function isCharged(status: ActionStatus, errorCode?: ActionErrorCode, type?: ActionType): boolean {
   if (status === "canceled") return false;
-  if (status === "failed") return errorCode === undefined || !FREE_FAILURES.has(errorCode);
+  if (status === "failed") return errorCode === undefined || !(FREE_FAILURES.has(errorCode) || (type === "connect" && errorCode === "account_blocked"));
   return status === "succeeded";
 }
 

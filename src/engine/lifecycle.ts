@@ -87,7 +87,7 @@ export class Lifecycle {
       if (!action || isTerminal(action.status) || (guard && !guard(action))) return false;
       const now = this.now();
       const code = outcome.status === "failed" ? outcome.code : undefined;
-      const charged = action.held && isCharged(outcome.status, code);
+      const charged = action.held && isCharged(outcome.status, code, action.type);
       if (action.held && !charged) {
         this.store.ledger.append({ workspace_id: action.workspace_id, kind: "release", amount: action.price, action_id: action.id, created_at: now });
       }

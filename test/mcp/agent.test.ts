@@ -48,11 +48,11 @@ describe("MCP for an agent on its own", () => {
     expect((await call(client, "remove_account", { account_id: first.data.account.id })).text).toMatch(/^not_found/);
   });
 
-  it("a connect the platform blocks carries a sign-in link and a next step in MCP tools", async () => {
+  it("a connect the platform blocks carries a sign-in link and a next step in MCP tools, and costs nothing", async () => {
     const h = harness({ executor: new ScriptedExecutor().on("connect", async () => { throw new ActionFailure("account_blocked", "The platform restricted this account."); }) });
     const client = await connect(h);
     const result = await call(client, "connect_account", { platform: "sandbox", username: "grace", password: "pw", wait_seconds: 5 });
-    expect(result.data.action).toMatchObject({ status: "failed", error: { code: "account_blocked" } });
+    expect(result.data.action).toMatchObject({ status: "failed", error: { code: "account_blocked" }, cost: 0 });
     expect(result.data.action.next_step).toContain("create_sign_in_link");
     expect(result.data.sign_in_link.url).toMatch(/\/live\//);
     expect(result.text).toContain(result.data.sign_in_link.url);
