@@ -14,6 +14,8 @@ const USAGE = `Usage: action-service <command>
                            a Playwright browser server on this machine's Chromium (for BROWSER_WS_ENDPOINTS)
   keys create [--role admin|operator|read_only] [--accounts ID,…] [--workspace NAME]
                            prints a new API key once
+  x402-devnet [--port N] [--host H]
+                           a local chain, test USDC and x402 facilitator; prints their configuration
 
 Configuration is read from the environment (see README: ACTION_SERVICE_*, BROWSER_*, SANDBOX_*).`;
 
@@ -107,6 +109,14 @@ async function main(argv: string[]): Promise<void> {
       if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError("--port must be a port number.");
       const server = await (await import("./commands/browser-server.js")).runBrowserServer(config(), { port, host: values.host });
       onShutdown(() => server.close());
+      return;
+    }
+    case "x402-devnet": {
+      const { values } = parseArgs({ args, options: { port: { type: "string", default: "0" }, host: { type: "string", default: "127.0.0.1" } } });
+      const port = Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError("--port must be a port number.");
+      const devnet = await (await import("./commands/x402-devnet.js")).runX402Devnet({ port, host: values.host });
+      onShutdown(() => devnet.close());
       return;
     }
     case "demo":

@@ -31,6 +31,20 @@ const browserEndpoints = z.string().transform((value, context) => {
   return specs;
 });
 
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyAsUndefined, schema.optional());
+
+/** The x402 top-up variables (DESIGN §7), by name: all are needed before top-ups are offered. */
+export const X402_VARIABLES = [
+  "ACTION_SERVICE_X402_FACILITATOR_URL",
+  "ACTION_SERVICE_X402_NETWORK",
+  "ACTION_SERVICE_X402_ASSET",
+  "ACTION_SERVICE_X402_ASSET_NAME",
+  "ACTION_SERVICE_X402_ASSET_VERSION",
+  "ACTION_SERVICE_X402_PAY_TO",
+  "ACTION_SERVICE_X402_PRICE_PER_CREDIT",
+] as const;
+
 /** Every environment variable the service reads (DESIGN §10), parsed once at start-up. */
 export const ConfigSchema = z.object({
   ACTION_SERVICE_HOST: z.string().min(1).default("127.0.0.1"),
@@ -49,6 +63,16 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_MAX_PAUSED_ACTIONS: z.coerce.number().int().min(0).max(10_000).default(200),
   ACTION_SERVICE_IDLE_CONTEXT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  ACTION_SERVICE_X402_FACILITATOR_URL: optional(z.url({ protocol: /^https?$/ })),
+  ACTION_SERVICE_X402_NETWORK: optional(z.string().regex(/^eip155:[0-9]+$/, "must be an EVM network in CAIP-2 form, e.g. eip155:8453")),
+  ACTION_SERVICE_X402_ASSET: optional(evmAddress),
+  ACTION_SERVICE_X402_ASSET_NAME: optional(z.string().min(1).max(100)),
+  ACTION_SERVICE_X402_ASSET_VERSION: optional(z.string().min(1).max(20)),
+  ACTION_SERVICE_X402_PAY_TO: optional(evmAddress),
+  ACTION_SERVICE_X402_PRICE_PER_CREDIT: optional(z.string().regex(/^[1-9][0-9]{0,30}$/, "must be a positive integer (the asset's smallest unit)")),
+  ACTION_SERVICE_X402_MAX_CREDITS: z.coerce.number().int().min(1).max(1_000_000_000).default(100_000),
+  ACTION_SERVICE_X402_RPC_URL: optional(z.url({ protocol: /^https?$/ })),
+  ACTION_SERVICE_X402_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(30),
   ACTION_SERVICE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -71,6 +95,29 @@ export interface Config {
   idleContextSeconds: number;
   rateLimitPerMinute: number;
   logLevel: string;
+  x402: X402Config;
+}
+
+/** x402 top-ups: `settings` when every variable is set, else the names still `missing`. */
+export interface X402Config {
+  settings: X402Settings | undefined;
+  missing: string[];
+  /** The most credits one top-up may buy (`ACTION_SERVICE_X402_MAX_CREDITS`). */
+  maxCredits: number;
+  /** How long a facilitator call may take before the top-up answers 503 (`ACTION_SERVICE_X402_TIMEOUT_SECONDS`). */
+  timeoutMs: number;
+  /** A JSON-RPC endpoint of the network (`ACTION_SERVICE_X402_RPC_URL`, optional): lets a lost settlement be found on chain. */
+  rpcUrl?: string | undefined;
+}
+
+export interface X402Settings {
+  facilitatorUrl: string;
+  network: `${string}:${string}`;
+  asset: string;
+  assetName: string;
+  assetVersion: string;
+  payTo: string;
+  pricePerCredit: bigint;
 }
 
 /** Thrown when the environment has a bad value; the message names each variable and what is wrong. */
@@ -102,6 +149,26 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     idleContextSeconds: env.ACTION_SERVICE_IDLE_CONTEXT_SECONDS,
     rateLimitPerMinute: env.ACTION_SERVICE_RATE_LIMIT_PER_MINUTE,
     logLevel: env.ACTION_SERVICE_LOG_LEVEL,
+    x402: x402Config(env),
+  };
+}
+
+function x402Config(env: z.infer<typeof ConfigSchema>): X402Config {
+  const missing = X402_VARIABLES.filter((name) => env[name] === undefined);
+  const limits = { maxCredits: env.ACTION_SERVICE_X402_MAX_CREDITS, timeoutMs: env.ACTION_SERVICE_X402_TIMEOUT_SECONDS * 1000, rpcUrl: env.ACTION_SERVICE_X402_RPC_URL };
+  if (missing.length > 0) return { settings: undefined, missing, ...limits };
+  return {
+    settings: {
+      facilitatorUrl: env.ACTION_SERVICE_X402_FACILITATOR_URL!.replace(/\/+$/, ""),
+      network: env.ACTION_SERVICE_X402_NETWORK! as `${string}:${string}`,
+      asset: env.ACTION_SERVICE_X402_ASSET!,
+      assetName: env.ACTION_SERVICE_X402_ASSET_NAME!,
+      assetVersion: env.ACTION_SERVICE_X402_ASSET_VERSION!,
+      payTo: env.ACTION_SERVICE_X402_PAY_TO!,
+      pricePerCredit: BigInt(env.ACTION_SERVICE_X402_PRICE_PER_CREDIT!),
+    },
+    missing: [],
+    ...limits,
   };
 }
 

@@ -57,6 +57,7 @@ export function createService(config: Config, parts: ServiceParts): Service {
     maxPaused: config.maxPausedActions,
     runner: { kind: parts.runnerKind ?? "serve", ...parts.runner },
     freeCredits: config.freeCredits,
+    x402: config.x402,
     ...(parts.clock ? { clock: parts.clock } : {}),
   });
   const starting = parts.start ?? true;

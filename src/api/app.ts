@@ -39,7 +39,8 @@ export function createApp(options: AppOptions): Hono {
   app.onError((error, c) => {
     const known = asAppError(error);
     if (known) {
-      if (known.code === "service_unavailable") c.header("Retry-After", "1");
+      const retryAfter = known.details?.retry_after;
+      if (known.code === "service_unavailable" && typeof retryAfter === "number") c.header("Retry-After", String(retryAfter));
       return c.json(known.toJSON(), known.httpStatus as 400);
     }
     // Live links carry their capability in the path: never log it.

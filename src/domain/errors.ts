@@ -83,6 +83,8 @@ export const REQUEST_ERRORS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  /** x402 (DESIGN §7): a top-up without a payment, or whose payment credits nothing; the requirements are in PAYMENT-REQUIRED. */
+  payment_required: 402,
   conflict: 409,
   invalid_request: 422,
   too_many_requests: 429,

@@ -80,6 +80,14 @@ export const ErrorJson = z
 
 export const CreditsJson = z.object({ balance: z.int().min(0).describe("Credits the workspace holds now.") }).meta({ id: "Credits" });
 
+export const TopUpJson = z
+  .object({
+    balance: z.int().min(0).describe("Credits the workspace holds now, the top-up included."),
+    credited: z.int().min(1).describe("Credits this payment added."),
+    transaction: z.string().describe("The settlement's transaction hash on the payment's network."),
+  })
+  .meta({ id: "TopUp" });
+
 export const PlatformJson = z
   .object({
     name: z.string().describe("The platform's name, as accounts and actions give it."),

@@ -82,7 +82,7 @@ export function insertAction(core: EngineCore, principal: Principal, input: Crea
   const failure = !platform?.actions.includes(input.type)
     ? new ActionFailure("unsupported", `The ${account.platform} platform has no ${input.type} action.`)
     : balance < price
-      ? new ActionFailure("insufficient_credits", `This action costs ${price} credits; the balance is ${balance}.`)
+      ? new ActionFailure("insufficient_credits", `This action costs ${price} credits; the balance is ${balance}. Top up with x402: POST /v1/credits/top-ups, or the MCP tool top_up_credits.`)
       : undefined;
   store.actions.insert({
     id,

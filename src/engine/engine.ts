@@ -18,6 +18,8 @@ import { silentLogger, type Logger } from "./logger.js";
 import type { PlatformReference, PublicAction } from "../domain/public.js";
 import type { Surface } from "./next-step.js";
 import { Runner, type RunnerOptions } from "./runner.js";
+import type { X402Config } from "../config.js";
+import { TopUps, type TopUpOutcome } from "../payments/top-ups.js";
 
 export interface EngineOptions {
   store: Store;
@@ -33,6 +35,8 @@ export interface EngineOptions {
   /** Runner settings: its kind (`serve`, `mcp`, …) and lease timings (tests shorten them). */
   runner?: Pick<RunnerOptions, "kind" | "leaseMs" | "heartbeatMs" | "watchMs" | "stopGraceMs">;
   freeCredits?: number;
+  /** x402 top-ups (DESIGN §7); absent: not configured (top-ups answer 503 naming the variables). */
+  x402?: X402Config;
   /** How often deadlines are checked, in ms. */
   sweepIntervalMs?: number;
 }
@@ -58,6 +62,7 @@ function every(ms: number, name: string, logger: Logger, work: () => unknown): N
 /** The action lifecycle behind both REST and MCP. */
 export class Engine {
   readonly core: EngineCore;
+  readonly topUps: TopUps;
   #sweep: NodeJS.Timeout | undefined;
   #purge: NodeJS.Timeout | undefined;
 
@@ -87,6 +92,7 @@ export class Engine {
       logger,
       freeCredits: options.freeCredits ?? 100,
     };
+    this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: ["ACTION_SERVICE_X402_*"], maxCredits: 100_000, timeoutMs: 30_000 });
   }
 
   /** Where this process serves live links, once known (port 0 is chosen when listening). */
@@ -107,6 +113,8 @@ export class Engine {
     this.expireOverdueChallenges();
     this.core.runner.start();
     purgeExpiredKeys(this.core);
+    // Payments a crashed process left between verify and settle: settled (credited once) or failed.
+    this.topUps.reconcile().catch((error: unknown) => this.core.logger.warn({ err: error }, "payment reconciliation failed; it runs again at the next start"));
     this.#sweep = every(this.options.sweepIntervalMs ?? 500, "deadline check", this.core.logger, () => this.expireOverdueChallenges());
     this.#purge = every(PURGE_INTERVAL_MS, "idempotency purge", this.core.logger, () => purgeExpiredKeys(this.core));
   }
@@ -237,6 +245,11 @@ export class Engine {
   balance(principal: Principal): number {
     requirePermission(principal, "read");
     return this.core.store.ledger.balance(principal.workspaceId);
+  }
+
+  /** Tops up the caller's workspace with an x402 payment (DESIGN §7): the requirements, or the credits added. */
+  topUp(principal: Principal, credits: number, paymentSignature: string | undefined, idempotencyKey?: string): Promise<TopUpOutcome> {
+    return this.topUps.topUp(principal, credits, paymentSignature, idempotencyKey);
   }
 
   /** The action reference: platforms, their action types, params schemas and prices. */

@@ -105,7 +105,7 @@ export function settleAbandoned(core: EngineCore): void {
   const { store } = core;
   store.transaction(() => {
     for (const record of store.idempotency.abandoned(core.lifecycle.now())) {
-      if (record.action_id) store.idempotency.complete(record.workspace_id, record.key);
+      if (record.action_id || record.payment_id) store.idempotency.complete(record.workspace_id, record.key);
       else store.idempotency.forget(record.workspace_id, record.key);
     }
   });

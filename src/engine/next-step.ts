@@ -23,7 +23,7 @@ const AFTER_FAILURE: Record<Surface, Steps> = {
     challenge_timeout: () => "Run the action again (POST /v1/actions) and answer the challenge before its expires_at.",
     browser_unavailable: () => "Fix what the message names, then retry (with the same Idempotency-Key, if you sent one): nothing was charged.",
     browser_error: (a) => (a.committed_at ? "Check the platform first: it may already have done this. Retry only if it did not; if it repeats, send feedback." : "Retry; if it repeats, send feedback."),
-    insufficient_credits: () => "Top up with x402 or in the web app, then run the action again.",
+    insufficient_credits: () => "Top up with x402 (POST /v1/credits/top-ups {credits}: a 402 gives the requirements to sign), then run the action again.",
   },
   mcp: {
     signed_out: () => "Connect again (run_action with type connect), or send the owner a sign-in link (create_sign_in_link).",
@@ -38,7 +38,7 @@ const AFTER_FAILURE: Record<Surface, Steps> = {
     challenge_timeout: () => "Run the action again (run_action) and answer the challenge (answer_challenge) before its expires_at.",
     browser_unavailable: () => "Fix what the message names, then call run_action again (with the same idempotency_key, if you sent one): nothing was charged.",
     browser_error: (a) => (a.committed_at ? "Check the platform first: it may already have done this. Retry only if it did not; if it repeats, send feedback." : "Retry; if it repeats, send feedback."),
-    insufficient_credits: () => "Top up with x402 or in the web app, then run the action again.",
+    insufficient_credits: () => "Top up with top_up_credits (x402: it returns the requirements to sign, then settles), then run the action again.",
   },
 };
 

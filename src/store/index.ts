@@ -5,6 +5,7 @@ import { ActionRepository } from "./repositories/actions.js";
 import { ChallengeRepository } from "./repositories/challenges.js";
 import { IdempotencyRepository } from "./repositories/idempotency.js";
 import { LedgerRepository } from "./repositories/ledger.js";
+import { PaymentRepository } from "./repositories/payments.js";
 import { RunnerRepository } from "./repositories/runners.js";
 import { SignInLinkRepository } from "./repositories/sign-in-links.js";
 import { TotpStepRepository } from "./repositories/totp-steps.js";
@@ -16,6 +17,7 @@ export { Sealer, loadMasterKey, randomToken, sha256 } from "./crypto.js";
 export type * from "./records.js";
 export type { SignInLinkRecord } from "./repositories/sign-in-links.js";
 export type { RunnerRecord } from "./repositories/runners.js";
+export type { PaymentRecord } from "./repositories/payments.js";
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */
 export class Store {
@@ -28,6 +30,7 @@ export class Store {
   readonly signInLinks: SignInLinkRepository;
   readonly totpSteps: TotpStepRepository;
   readonly runners: RunnerRepository;
+  readonly payments: PaymentRepository;
 
   constructor(
     readonly db: Db,
@@ -42,6 +45,7 @@ export class Store {
     this.signInLinks = new SignInLinkRepository(db);
     this.totpSteps = new TotpStepRepository(db);
     this.runners = new RunnerRepository(db);
+    this.payments = new PaymentRepository(db, sealer);
   }
 
   /**

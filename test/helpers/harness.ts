@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Hono } from "hono";
 import { createApp, type AppOptions } from "../../src/api/app.js";
+import type { X402Config } from "../../src/config.js";
 import type { KeyRole } from "../../src/domain/keys.js";
 import { Engine, type EngineOptions } from "../../src/engine/engine.js";
 import type { ActionExecutor } from "../../src/engine/executor.js";
@@ -49,6 +50,26 @@ export interface HarnessOptions {
   adminKey?: string;
 }
 
+/**
+ * x402 settled for tests that only need top-ups to be configured (a request without a payment
+ * gets its requirements): the facilitator address is the discard port, where nothing answers,
+ * so a payment sent is never credited. Real payments are tested against `x402-devnet`.
+ */
+export const UNREACHABLE_X402: X402Config = {
+  settings: {
+    facilitatorUrl: "http://127.0.0.1:9",
+    network: "eip155:31337",
+    asset: "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+    assetName: "USDC",
+    assetVersion: "2",
+    payTo: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+    pricePerCredit: 10_000n,
+  },
+  missing: [],
+  maxCredits: 100_000,
+  timeoutMs: 2_000,
+};
+
 /** A real SQLite file in a temp dir, the real engine and the real Hono app; only the platform is scripted. */
 export function createHarness(options: HarnessOptions = {}): Harness {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "action-service-test-"));
@@ -65,6 +86,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
     clock,
     challengeTtlSeconds: 600,
     sweepIntervalMs: 20,
+    x402: UNREACHABLE_X402,
     ...options.engine,
   });
   const adminKey = options.adminKey ?? engine.bootstrap()!.key;

@@ -55,7 +55,8 @@ describe("MCP tool contract", () => {
     expect(results.list_actions!.data.data).toHaveLength(1);
     expect(results.list_actions!.data.next_cursor).toBeTypeOf("string");
     await run("top_up_credits", { credits: 10 });
-    expect(results.top_up_credits!.text).toContain("Not implemented");
+    expect(results.top_up_credits!.text).toContain("PAYMENT-REQUIRED: ");
+    expect(results.top_up_credits!.data).toMatchObject({ requirements: { x402Version: 2, accepts: [{ scheme: "exact", amount: "100000" }] } });
     await run("send_feedback", { message: "The post button moved.", action_id: another.data.id });
     expect(results.send_feedback!.data).toEqual({ stored: false });
     await run("remove_account", { account_id: accountId });

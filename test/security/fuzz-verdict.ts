@@ -7,7 +7,7 @@ import { errorEnvelopeProblem, isSeedErrorCode } from "./seed-errors.js";
 export interface Verdict {
   /** An HTTP status, or for the SDK client `ok` / `isError` / `jsonrpc-error`. */
   status: string;
-  /** Refused (4xx, an MCP error or isError result, the documented 501): it must have changed nothing. */
+  /** Refused (4xx, an MCP error or isError result, a top-up's documented 503): it must have changed nothing. */
   rejected: boolean;
   /** The request error code, when there is one. */
   code?: string;
@@ -30,8 +30,8 @@ export function judgeRest(spec: RestCase, response: RawResponse): Verdict {
   const json = parseJson(response.body) as { error?: { code?: string } } | undefined;
   const code = json?.error?.code;
   if (response.status >= 500) {
-    // docs/decisions.md: x402 top-ups are not implemented yet and answer 501 on purpose.
-    const documented = response.status === 501 && spec.path.startsWith("/v1/credits/top-ups") && code === "not_implemented";
+    // DESIGN §7: a top-up whose facilitator does not answer is a 503 naming it, and credits nothing.
+    const documented = response.status === 503 && spec.path.startsWith("/v1/credits/top-ups") && code === "service_unavailable";
     return { status, rejected: true, ...(code ? { code } : {}), serverError: !documented, problems: documented ? [] : [`${response.status}: ${response.body.slice(0, 300)}`] };
   }
   if (response.status >= 400) {

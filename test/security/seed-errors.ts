@@ -10,6 +10,8 @@ export const SEED_REQUEST_ERRORS = {
   conflict: 409,
   invalid_request: 422,
   too_many_requests: 429,
+  // Not in the seed's table; DESIGN §7 (x402) answers a top-up without a good payment 402.
+  payment_required: 402,
 } as const;
 
 export type SeedErrorCode = keyof typeof SEED_REQUEST_ERRORS;

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { requirePermission } from "../../engine/access.js";
-import { PlatformJson, listOf } from "../../domain/public.js";
+import { encodePaymentRequiredHeader } from "@x402/core/http";
+import { PlatformJson, freeFormObject, listOf } from "../../domain/public.js";
 import { credits } from "../describe.js";
 import { CreditsOutput } from "../schemas.js";
 import { defineTool } from "../tool.js";
@@ -27,13 +27,13 @@ export const referenceTools = [
     name: "get_credits",
     title: "Credit balance",
     description:
-      "Returns the workspace's credit balance. Each action type has a price (list_platforms); an action whose price is above the balance fails with insufficient_credits and costs nothing.",
+      "Returns the workspace's credit balance. Each action type has a price (list_platforms); an action whose price is above the balance fails with insufficient_credits and costs nothing. Top up with top_up_credits (x402).",
     input: z.strictObject({}),
     output: CreditsOutput,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     handle(_args, { engine, principal }) {
       const balance = engine.balance(principal);
-      return { structured: { balance }, text: `Balance: ${credits(balance)}.` };
+      return { structured: { balance }, text: `Balance: ${credits(balance)}. To add credits, call top_up_credits with the number of credits (paid with x402).` };
     },
   }),
   defineTool({
@@ -62,19 +62,39 @@ export const referenceTools = [
     name: "top_up_credits",
     title: "Top up credits",
     description:
-      "Buys credits with an x402 payment (DESIGN §7): without payment_signature it returns the payment requirements; with one it settles and credits the workspace. Not implemented yet in this version: it says so, and changes nothing.",
+      "Buys credits with an x402 v2 payment. Without payment_signature it returns the payment requirements for exactly that many credits (amount, asset, network, pay-to address; `payment_required` is the base64 PAYMENT-REQUIRED value an x402 client signs). " +
+      "Sign them with an x402 client (e.g. @x402/fetch with your wallet) and call again with the same credits and payment_signature = the base64 PAYMENT-SIGNATURE value: the payment is verified and settled, then the credits are added. " +
+      "A bad, replayed or unsettled payment adds nothing and says why. Needs an admin key (the pay permission).",
     input: z.strictObject({
-      credits: z.int().min(1).max(1_000_000).describe("How many credits to buy."),
-      payment_signature: z.string().min(1).max(20_000).optional().describe("The x402 PAYMENT-SIGNATURE payload for the requirements returned before."),
+      credits: z.int().min(1).max(1_000_000_000).describe("How many credits to buy (at most the service's ACTION_SERVICE_X402_MAX_CREDITS)."),
+      payment_signature: z.string().min(1).max(20_000).optional().describe("The base64 x402 PAYMENT-SIGNATURE value signed for the requirements this tool returned."),
     }),
-    output: z.object({ balance: z.int().describe("The balance now (unchanged).") }),
+    output: z.object({
+      balance: z.int().describe("Credits the workspace holds now."),
+      credited: z.int().optional().describe("Credits this payment added (present once settled)."),
+      transaction: z.string().optional().describe("The settlement's transaction hash (present once settled)."),
+      requirements: freeFormObject().optional().describe("What to pay, as x402 v2 PaymentRequired (present until paid)."),
+      payment_required: z.string().optional().describe("The same requirements as the base64 PAYMENT-REQUIRED value."),
+      reason: z.string().optional().describe("Why the payment sent was not credited."),
+    }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    handle(_args, { engine, principal }) {
-      requirePermission(principal, "pay");
+    async handle(args, { engine, principal }) {
+      const outcome = await engine.topUp(principal, args.credits, args.payment_signature);
       const balance = engine.balance(principal);
+      if (outcome.kind === "settled") {
+        return {
+          structured: { balance: outcome.balance, credited: outcome.credited, transaction: outcome.transaction },
+          text: `Paid and settled (transaction ${outcome.transaction}): ${credits(outcome.credited)} added. Balance: ${credits(outcome.balance)}.`,
+        };
+      }
+      const header = encodePaymentRequiredHeader(outcome.paymentRequired);
+      const wanted = outcome.paymentRequired.accepts[0]!;
+      const ask =
+        `To buy ${credits(args.credits)}: pay ${wanted.amount} (smallest unit) of asset ${wanted.asset} on ${wanted.network} to ${wanted.payTo} with the x402 "exact" scheme. ` +
+        `Sign these requirements with an x402 client and call top_up_credits again with credits ${args.credits} and payment_signature = the PAYMENT-SIGNATURE value.\nPAYMENT-REQUIRED: ${header}`;
       return {
-        structured: { balance },
-        text: `Not implemented: x402 top-ups are not built in this version, so nothing was paid or credited. Balance: ${credits(balance)} (new workspaces start with ACTION_SERVICE_FREE_CREDITS).`,
+        structured: { balance, requirements: outcome.paymentRequired as unknown as Record<string, unknown>, payment_required: header, ...(outcome.reason ? { reason: outcome.reason } : {}) },
+        text: outcome.reason ? `Not credited: ${outcome.reason} Balance: ${credits(balance)}.\n${ask}` : ask,
       };
     },
   }),

@@ -6,11 +6,12 @@ export interface IdempotencyRecord {
   request_hash: string;
   state: "in_flight" | "done";
   action_id: string | undefined;
+  payment_id: string | undefined;
   created_at: string;
   expires_at: string;
 }
 
-const COLUMNS = "workspace_id, key, request_hash, state, action_id, created_at, expires_at";
+const COLUMNS = "workspace_id, key, request_hash, state, action_id, payment_id, created_at, expires_at";
 
 export class IdempotencyRepository {
   constructor(private readonly db: Db) {}
@@ -30,13 +31,18 @@ export class IdempotencyRepository {
         `INSERT INTO idempotency_keys (workspace_id, key, request_hash, state, runner_id, created_at, expires_at)
          VALUES (@workspace_id, @key, @request_hash, 'in_flight', @runner_id, @created_at, @expires_at)
          ON CONFLICT (workspace_id, key) DO UPDATE SET request_hash = excluded.request_hash, state = 'in_flight',
-           runner_id = excluded.runner_id, action_id = NULL, response_status = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+           runner_id = excluded.runner_id, action_id = NULL, payment_id = NULL, response_status = NULL, created_at = excluded.created_at, expires_at = excluded.expires_at`,
       )
       .run(record);
   }
 
   attachAction(workspaceId: string, key: string, actionId: string): void {
     this.db.prepare("UPDATE idempotency_keys SET action_id = ? WHERE workspace_id = ? AND key = ?").run(actionId, workspaceId, key);
+  }
+
+  /** A top-up's key names its settled payment. */
+  attachPayment(workspaceId: string, key: string, paymentId: string): void {
+    this.db.prepare("UPDATE idempotency_keys SET payment_id = ? WHERE workspace_id = ? AND key = ?").run(paymentId, workspaceId, key);
   }
 
   /** The request has answered: from now on the key replays its action. */

@@ -1,0 +1,375 @@
+import { HTTPFacilitatorClient, type FacilitatorClient } from "@x402/core/server";
+import { decodePaymentSignatureHeader } from "@x402/core/http";
+import { SettleError, VerifyError, type PaymentPayload, type PaymentRequired, type PaymentRequirements, type SettleResponse, type VerifyResponse } from "@x402/core/types";
+import { z } from "zod";
+import type { X402Config, X402Settings } from "../config.js";
+import { AppError } from "../domain/errors.js";
+import type { Principal } from "../domain/keys.js";
+import { requirePermission } from "../engine/access.js";
+import type { EngineCore } from "../engine/core.js";
+import { IDEMPOTENCY_TTL_MS, requestHash } from "../engine/idempotency.js";
+import { newId } from "../engine/ids.js";
+import { retryWhileBusy, sha256 } from "../store/index.js";
+import { findSettlement } from "./chain.js";
+import type { PaymentRecord } from "../store/index.js";
+
+/** How long the payer's signed authorization must stay valid for the facilitator to settle it. */
+const MAX_TIMEOUT_SECONDS = 300;
+
+/** A top-up's outcome: the requirements to pay (402), or the credits added (200). */
+export type TopUpOutcome =
+  | { kind: "payment_required"; paymentRequired: PaymentRequired; reason: string | undefined }
+  | { kind: "settled"; balance: number; credited: number; transaction: string; settlement: SettleResponse; replayed: boolean };
+
+/** The EIP-3009 authorization inside an `exact` EVM payment. */
+const Authorization = z.object({
+  signature: z.string().regex(/^0x[0-9a-fA-F]+$/),
+  authorization: z.object({
+    from: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+    to: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
+    value: z.string().regex(/^[0-9]+$/),
+    validAfter: z.string().regex(/^[0-9]+$/),
+    validBefore: z.string().regex(/^[0-9]+$/),
+    nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
+  }),
+});
+
+/**
+ * x402 top-ups (DESIGN §7): requirements for exactly the credits asked, then verify and settle
+ * through the configured facilitator, crediting only after settlement, in the transaction that
+ * marks the payment settled. Each authorization (payer, nonce) is claimed in the store before the
+ * facilitator hears of it, so a replayed or parallel copy is credited at most once, across processes.
+ */
+export class TopUps {
+  readonly #facilitator: FacilitatorClient | undefined;
+  readonly #inFlight = new Set<string>();
+
+  constructor(
+    private readonly core: EngineCore,
+    private readonly config: X402Config,
+    options: { facilitator?: FacilitatorClient } = {},
+  ) {
+    const settings = config.settings;
+    this.#facilitator = options.facilitator ?? (settings ? new HTTPFacilitatorClient({ url: settings.facilitatorUrl, timeoutMs: config.timeoutMs }) : undefined);
+  }
+
+  get configured(): boolean {
+    return this.config.settings !== undefined;
+  }
+
+  get maxCredits(): number {
+    return this.config.maxCredits;
+  }
+
+  /** What a payment for `credits` must answer: built the same way every time (matching is exact). */
+  requirements(credits: number): PaymentRequirements {
+    const settings = this.#settings();
+    return {
+      scheme: "exact",
+      network: settings.network,
+      amount: (settings.pricePerCredit * BigInt(credits)).toString(),
+      asset: settings.asset,
+      payTo: settings.payTo,
+      maxTimeoutSeconds: MAX_TIMEOUT_SECONDS,
+      extra: { name: settings.assetName, version: settings.assetVersion },
+    };
+  }
+
+  paymentRequired(credits: number, reason?: string): PaymentRequired {
+    return {
+      x402Version: 2,
+      ...(reason ? { error: reason } : {}),
+      resource: { url: `${this.core.publicUrl}/v1/credits/top-ups`, description: `${credits} action-service credit${credits === 1 ? "" : "s"}`, mimeType: "application/json" },
+      accepts: [this.requirements(credits)],
+    };
+  }
+
+  /**
+   * Tops up the caller's workspace by `credits`, paid by `signature` (the PAYMENT-SIGNATURE
+   * value). Without one, or with one that credits nothing, the outcome is the requirements and
+   * the reason. With `idempotencyKey`, a retry of a settled top-up returns it again.
+   */
+  async topUp(principal: Principal, credits: number, signature: string | undefined, idempotencyKey?: string): Promise<TopUpOutcome> {
+    requirePermission(principal, "pay");
+    this.#settings();
+    if (!Number.isInteger(credits) || credits < 1 || credits > this.config.maxCredits) {
+      throw new AppError("invalid_request", `credits must be an integer from 1 to ${this.config.maxCredits}.`, { credits, max: this.config.maxCredits });
+    }
+    if (signature === undefined) return this.#required(credits);
+    const parsed = this.#parse(credits, signature);
+    if (typeof parsed === "string") return this.#required(credits, parsed);
+
+    if (idempotencyKey === undefined) return this.#pay(principal, credits, parsed);
+    const replay = this.#beginKey(principal, idempotencyKey, { credits, payment: sha256(signature) });
+    if (replay) return replay;
+    let outcome: TopUpOutcome | undefined;
+    try {
+      outcome = await this.#pay(principal, credits, parsed);
+      return outcome;
+    } finally {
+      const { store } = this.core;
+      const workspaceId = principal.workspaceId;
+      // Only a settled top-up is kept under the key; anything else created nothing and frees it.
+      await retryWhileBusy(() =>
+        store.transaction(() => (outcome?.kind === "settled" ? store.idempotency.complete(workspaceId, idempotencyKey) : store.idempotency.forget(workspaceId, idempotencyKey))),
+      );
+    }
+  }
+
+  /**
+   * Payments a dead process left between verify and settle: settled now (credited once) or
+   * failed. Run at start-up; returns how many were settled.
+   */
+  async reconcile(): Promise<number> {
+    if (!this.configured) return 0;
+    let settled = 0;
+    for (const payment of this.core.store.payments.stranded(this.core.lifecycle.now())) {
+      try {
+        const outcome = await this.#resume(payment);
+        if (outcome?.kind === "settled") settled += 1;
+      } catch (error) {
+        this.core.logger.warn({ err: error, payment_id: payment.id }, "payment not reconciled; it is tried again at the next start");
+      }
+    }
+    return settled;
+  }
+
+  #settings(): X402Settings {
+    const settings = this.config.settings;
+    if (!settings) {
+      throw new AppError(
+        "service_unavailable",
+        `x402 top-ups are not configured on this service: set ${this.config.missing.join(", ")} (docs/payments.md; \`action-service x402-devnet\` prints a local configuration).`,
+        { missing: this.config.missing },
+      );
+    }
+    return settings;
+  }
+
+  #required(credits: number, reason?: string): TopUpOutcome {
+    return { kind: "payment_required", paymentRequired: this.paymentRequired(credits, reason), reason };
+  }
+
+  /** The payload, checked against the requirements this service issues for `credits`; a string says why it cannot pay. */
+  #parse(credits: number, signature: string): { payload: PaymentPayload; requirements: PaymentRequirements; from: string; nonce: string } | string {
+    let payload: PaymentPayload;
+    try {
+      payload = decodePaymentSignatureHeader(signature);
+    } catch {
+      return "PAYMENT-SIGNATURE is not a base64-encoded x402 payment payload.";
+    }
+    if (payload === null || typeof payload !== "object" || payload.x402Version !== 2) return "The payment is not x402 version 2.";
+    const requirements = this.requirements(credits);
+    const accepted = payload.accepted as unknown;
+    if (accepted === null || typeof accepted !== "object") return "The payment does not say which requirements it accepts.";
+    const differing = Object.keys(requirements).filter((field) => requestHash((accepted as Record<string, unknown>)[field]) !== requestHash(requirements[field as keyof PaymentRequirements]));
+    if (differing.length > 0) return `The payment answers other requirements than this service issues for ${credits} credits (${differing.join(", ")} differ): ask again without PAYMENT-SIGNATURE.`;
+    const inner = Authorization.safeParse(payload.payload);
+    if (!inner.success) return "The payment carries no EIP-3009 authorization (signature, from, to, value, nonce).";
+    const { authorization } = inner.data;
+    if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase()) return "The authorization pays another address than this service's.";
+    if (authorization.value !== requirements.amount) return `The authorization is for ${authorization.value}, not the ${requirements.amount} that ${credits} credits cost.`;
+    return { payload, requirements, from: authorization.from.toLowerCase(), nonce: authorization.nonce.toLowerCase() };
+  }
+
+  /** Replays a settled top-up under the key, or claims the key; undefined when this request goes on. */
+  #beginKey(principal: Principal, key: string, request: unknown): TopUpOutcome | undefined {
+    const { store, lifecycle, runner } = this.core;
+    const hash = requestHash({ top_up: request });
+    return store.transaction(() => {
+      const now = lifecycle.clock.now();
+      const record = store.idempotency.get(principal.workspaceId, key, now.toISOString());
+      if (record) {
+        if (record.request_hash !== hash) throw new AppError("invalid_request", "This Idempotency-Key was already used with a different request; use a new key.", { idempotency_key: key });
+        if (record.state === "in_flight" || record.payment_id === undefined) {
+          throw new AppError("conflict", "A request with this Idempotency-Key is still in progress; retry after it has answered.", { idempotency_key: key });
+        }
+        const payment = store.payments.get(record.payment_id)!;
+        return this.#settled(payment, true);
+      }
+      store.idempotency.begin({
+        workspace_id: principal.workspaceId,
+        key,
+        request_hash: hash,
+        runner_id: runner.runnerId,
+        created_at: now.toISOString(),
+        expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+      });
+      return undefined;
+    });
+  }
+
+  async #pay(principal: Principal, credits: number, parsed: { payload: PaymentPayload; requirements: PaymentRequirements; from: string; nonce: string }): Promise<TopUpOutcome> {
+    const { store, lifecycle, runner } = this.core;
+    const { payload, requirements } = parsed;
+    const claim = store.transaction(() =>
+      store.payments.claim({
+        id: newId("pay"),
+        workspace_id: principal.workspaceId,
+        network: requirements.network,
+        asset: requirements.asset.toLowerCase(),
+        payer: parsed.from,
+        nonce: parsed.nonce,
+        credits,
+        amount: requirements.amount,
+        payload: JSON.stringify(payload),
+        runner_id: runner.runnerId,
+        now: lifecycle.now(),
+      }),
+    );
+    const payment = claim.payment;
+    if (!claim.claimed) {
+      if (payment.status === "settled") {
+        return this.#required(credits, `This payment was already credited (transaction ${payment.transaction_hash}); sign a new one to top up again.`);
+      }
+      // Verifying or settling: another request's, unless the process that held it is gone.
+      const stranded =
+        !this.#inFlight.has(payment.id) &&
+        (payment.runner_id === runner.runnerId || store.payments.stranded(lifecycle.now()).some((candidate) => candidate.id === payment.id));
+      if (!stranded) throw new AppError("conflict", "This payment is being verified and settled by another request; send it again in a few seconds to see the outcome.", { payment_id: payment.id });
+      const resumed = await this.#resume(payment);
+      if (resumed?.kind === "settled" && payment.workspace_id === principal.workspaceId) return resumed;
+      return this.#required(credits, resumed?.kind === "settled" ? "This payment was already credited; sign a new one to top up again." : resumed?.reason);
+    }
+    this.#inFlight.add(payment.id);
+    try {
+      const verified = await this.#ask("verify", () => this.#facilitator!.verify(payload, requirements)).catch((error: unknown) => {
+        // Not verified, nothing sent: the authorization may be tried again.
+        this.#fail(payment.id, (error as Error).message);
+        throw error;
+      });
+      if (!verified.isValid) {
+        const reason = `The facilitator refused the payment: ${describeReason(verified.invalidReason, verified.invalidMessage)}.`;
+        this.#fail(payment.id, reason);
+        return this.#required(credits, reason);
+      }
+      if (verified.payer && verified.payer.toLowerCase() !== parsed.from) {
+        const reason = "The facilitator names another payer than the authorization's signer.";
+        this.#fail(payment.id, reason);
+        return this.#required(credits, reason);
+      }
+      await retryWhileBusy(() => store.transaction(() => store.payments.markSettling(payment.id, lifecycle.now())));
+      return await this.#settle(payment, payload, requirements, false);
+    } finally {
+      this.#inFlight.delete(payment.id);
+    }
+  }
+
+  /**
+   * Finishes a stranded payment with its sealed payload. One that was only verifying is verified
+   * again; one already settling may have reached the chain, so the chain is asked first when an
+   * RPC endpoint is configured (the transfer found is credited), else it is settled again.
+   */
+  async #resume(payment: PaymentRecord): Promise<TopUpOutcome | undefined> {
+    const { store, lifecycle, runner } = this.core;
+    const text = store.payments.payload(payment.id);
+    if (text === undefined) return undefined;
+    this.#inFlight.add(payment.id);
+    try {
+      store.transaction(() => store.payments.takeOver(payment.id, runner.runnerId, lifecycle.now()));
+      const payload = JSON.parse(text) as PaymentPayload;
+      const requirements = this.requirements(payment.credits);
+      if (payment.status === "verifying") {
+        const verified = await this.#ask("verify", () => this.#facilitator!.verify(payload, requirements));
+        if (!verified.isValid) {
+          const reason = `The facilitator refused the payment: ${describeReason(verified.invalidReason, verified.invalidMessage)}.`;
+          this.#fail(payment.id, reason);
+          return this.#required(payment.credits, reason);
+        }
+        store.transaction(() => store.payments.markSettling(payment.id, lifecycle.now()));
+        return await this.#settle(payment, payload, requirements, false);
+      }
+      const rpcUrl = this.config.rpcUrl;
+      if (rpcUrl) {
+        const onChain = await findSettlement(rpcUrl, payment.asset, payment.payer, payment.nonce);
+        if (typeof onChain === "object") return this.#credit(payment, { success: true, transaction: onChain.transaction, network: payment.network as `${string}:${string}`, payer: payment.payer });
+        if (onChain === "unknown") {
+          this.core.logger.error({ payment_id: payment.id }, "the payment's authorization is used on chain but no transfer was found; it needs an operator's check");
+          return this.#required(payment.credits, "The payment's authorization was used on chain but no transfer to this service was found; it is kept for an operator's check.");
+        }
+      }
+      return await this.#settle(payment, payload, requirements, !rpcUrl);
+    } finally {
+      this.#inFlight.delete(payment.id);
+    }
+  }
+
+  /**
+   * Settles and, only once the facilitator confirms the transaction, credits the workspace in
+   * the transaction that marks the payment settled. When the facilitator cannot be reached the
+   * payment stays `settling` (kept for reconciliation) and nothing is credited.
+   */
+  async #settle(payment: PaymentRecord, payload: PaymentPayload, requirements: PaymentRequirements, resumed: boolean): Promise<TopUpOutcome> {
+    const { logger } = this.core;
+    const settlement = await this.#ask("settle", () => this.#facilitator!.settle(payload, requirements));
+    if (!settlement.success) {
+      const reason = `The payment was not settled: ${describeReason(settlement.errorReason, settlement.errorMessage)}.`;
+      if (resumed) {
+        // An earlier attempt may have reached the chain before its process died: do not call it failed.
+        logger.error({ payment_id: payment.id, reason }, "a resumed settlement was refused; the payment needs an operator's check against the chain");
+        return this.#required(payment.credits, `${reason} An earlier attempt may have settled it; it is kept for an operator's check.`);
+      }
+      this.#fail(payment.id, reason);
+      return this.#required(payment.credits, reason);
+    }
+    return this.#credit(payment, settlement);
+  }
+
+  /** Credits a settled payment, once: in the transaction that marks it settled. */
+  async #credit(payment: PaymentRecord, settlement: SettleResponse): Promise<TopUpOutcome> {
+    const { store, lifecycle, logger } = this.core;
+    const credited = await retryWhileBusy(() =>
+      store.transaction(() => {
+        const now = lifecycle.now();
+        if (!store.payments.markSettled(payment.id, settlement.transaction, now)) return false;
+        store.ledger.append({ workspace_id: payment.workspace_id, kind: "top_up", amount: payment.credits, reference: `x402:${payment.id}`, created_at: now });
+        return true;
+      }),
+    );
+    if (credited) logger.info({ payment_id: payment.id, credits: payment.credits, transaction: settlement.transaction }, "top-up credited");
+    return this.#settled(store.payments.get(payment.id)!, false, settlement);
+  }
+
+  #settled(payment: PaymentRecord, replayed: boolean, settlement?: SettleResponse): TopUpOutcome {
+    const { store } = this.core;
+    return {
+      kind: "settled",
+      balance: store.ledger.balance(payment.workspace_id),
+      credited: payment.credits,
+      transaction: payment.transaction_hash!,
+      settlement: settlement ?? { success: true, transaction: payment.transaction_hash!, network: payment.network as `${string}:${string}`, payer: payment.payer },
+      replayed,
+    };
+  }
+
+  #fail(paymentId: string, reason: string): void {
+    const { store, lifecycle } = this.core;
+    store.transaction(() => store.payments.markFailed(paymentId, reason, lifecycle.now()));
+  }
+
+  /** One facilitator call; an error that is not the facilitator's answer becomes a 503 naming it. */
+  async #ask<T extends VerifyResponse | SettleResponse>(step: "verify" | "settle", call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      // An error status with a verify or settle body is still the facilitator's answer.
+      if (error instanceof VerifyError) return { isValid: false, invalidReason: error.invalidReason, invalidMessage: error.invalidMessage } as T;
+      if (error instanceof SettleError) return { success: false, errorReason: error.errorReason, errorMessage: error.errorMessage, transaction: "", network: this.config.settings!.network } as T;
+      const url = this.config.settings!.facilitatorUrl;
+      const cause = error instanceof Error ? error.message : String(error);
+      this.core.logger.warn({ step, facilitator: url, cause }, "facilitator did not answer");
+      const said = `The payment facilitator at ${url} did not answer the ${step} (${cause}).`;
+      throw new AppError(
+        "service_unavailable",
+        step === "verify"
+          ? `${said} Nothing was charged or credited; send the same request again later.`
+          : `${said} Nothing is credited until the settlement is confirmed; the payment is kept and checked again: send the same request again later to see the outcome.`,
+        { retry_after: 5 },
+      );
+    }
+  }
+}
+
+function describeReason(reason: string | undefined, message: string | undefined): string {
+  return [reason, message].filter(Boolean).join(": ") || "no reason given";
+}
