@@ -1,21 +1,29 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Config } from "../config.js";
+import { x402Client } from "@x402/core/client";
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { privateKeyToAccount } from "viem/accounts";
+import { loadConfig, type Config } from "../config.js";
 import type { PublicAction } from "../domain/public.js";
 import { createLogger } from "../engine/logger.js";
+import { startDevnet } from "../payments/devnet/index.js";
 import { startServer } from "../server.js";
 
 const SANDBOX_PASSWORD = "sandbox-password";
 
 /**
- * `action-service demo`: a sandbox and the service in one process, then a narrated run
- * through the REST API: connect carol (answering the emailed code from the outbox),
- * post, look up a person, read a conversation. Exits 0 only if every action succeeded.
+ * `action-service demo`: a sandbox, the x402 devnet and the service in one process, then a
+ * narrated run through the REST API: connect carol (answering the emailed code from the
+ * outbox), post, look up a person, read a conversation, and buy credits with an x402 payment
+ * settled on the devnet. Exits 0 only if every step succeeded.
  */
 export async function runDemo(config: Config): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "action-service-demo-"));
-  const settings: Config = { ...config, dataDir, masterKey: undefined, port: 0, sandboxPort: 0, host: "127.0.0.1" };
+  const devnet = await startDevnet();
+  const x402 = loadConfig({ ...process.env, ...devnet.env }).x402;
+  const settings: Config = { ...config, dataDir, masterKey: undefined, port: 0, sandboxPort: 0, host: "127.0.0.1", x402 };
   const server = await startServer(settings, { logger: createLogger("error"), sandbox: true, runnerKind: "demo" });
   const say = (line: string): void => console.log(line);
   let ok = true;
@@ -61,9 +69,31 @@ export async function runDemo(config: Config): Promise<void> {
     await run("Read carol's conversation with dave", "lookup_conversation", { with: "dave" });
     const credits = await api("GET", "/v1/credits");
     say(`\nCredits left: ${credits.balance}`);
-    say(ok ? "\nDemo finished: every action succeeded." : "\nDemo finished with a failed action.");
+
+    say(`\nBuy 50 credits with x402 (test USDC on the local chain ${devnet.network}, facilitator ${devnet.facilitatorUrl})`);
+    const topUp = (signature?: string): Promise<Response> =>
+      fetch(`${server.url}/v1/credits/top-ups`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(signature ? { "payment-signature": signature } : {}) },
+        body: JSON.stringify({ credits: 50 }),
+      });
+    const required = decodePaymentRequiredHeader((await topUp()).headers.get("payment-required") ?? "");
+    const price = required.accepts[0]!;
+    say(`  402: pay ${Number(price.amount) / 1e6} USDC to ${price.payTo}`);
+    const payer = privateKeyToAccount(devnet.payerKey);
+    const payment = await x402Client.fromConfig({ schemes: [{ network: devnet.network, client: new ExactEvmScheme(payer) }], spendControls: { allowedAssets: [{ network: devnet.network, asset: devnet.asset }] } }).createPaymentPayload(required);
+    say(`  signed by ${payer.address} (EIP-3009 authorization), sent as PAYMENT-SIGNATURE`);
+    const paid = await topUp(encodePaymentSignatureHeader(payment));
+    const receipt = (await paid.json()) as { balance?: number; credited?: number; transaction?: string; error?: { message: string } };
+    if (paid.status === 200) say(`  ${paid.status}: credited ${receipt.credited}, balance ${receipt.balance}, settled in transaction ${receipt.transaction}`);
+    else {
+      ok = false;
+      say(`  ${paid.status}: ${receipt.error?.message}`);
+    }
+    say(ok ? "\nDemo finished: every step succeeded." : "\nDemo finished with a failed step.");
   } finally {
     await server.close();
+    await devnet.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
   process.exit(ok ? 0 : 1);

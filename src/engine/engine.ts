@@ -79,8 +79,11 @@ export class Engine {
       maxPaused: options.maxPaused ?? 200,
       ...options.runner,
       publicUrl: () => this.core.publicUrl,
-      // A dead process's requests in flight will never answer: settle them.
-      onHeartbeat: () => settleAbandoned(this.core),
+      // A dead process's requests in flight will never answer: settle them, and finish its payments.
+      onHeartbeat: () => {
+        settleAbandoned(this.core);
+        this.topUps.reconcileInBackground();
+      },
     });
     this.core = {
       store: options.store,
@@ -114,7 +117,7 @@ export class Engine {
     this.core.runner.start();
     purgeExpiredKeys(this.core);
     // Payments a crashed process left between verify and settle: settled (credited once) or failed.
-    this.topUps.reconcile().catch((error: unknown) => this.core.logger.warn({ err: error }, "payment reconciliation failed; it runs again at the next start"));
+    this.topUps.reconcileInBackground();
     this.#sweep = every(this.options.sweepIntervalMs ?? 500, "deadline check", this.core.logger, () => this.expireOverdueChallenges());
     this.#purge = every(PURGE_INTERVAL_MS, "idempotency purge", this.core.logger, () => purgeExpiredKeys(this.core));
   }

@@ -8,6 +8,7 @@ import type { Principal } from "../domain/keys.js";
 import { requirePermission } from "../engine/access.js";
 import type { EngineCore } from "../engine/core.js";
 import { IDEMPOTENCY_TTL_MS, requestHash } from "../engine/idempotency.js";
+import { systemClock } from "../engine/clock.js";
 import { newId } from "../engine/ids.js";
 import { retryWhileBusy, sha256 } from "../store/index.js";
 import { findSettlement } from "./chain.js";
@@ -43,6 +44,7 @@ const Authorization = z.object({
 export class TopUps {
   readonly #facilitator: FacilitatorClient | undefined;
   readonly #inFlight = new Set<string>();
+  #reconciling = false;
 
   constructor(
     private readonly core: EngineCore,
@@ -104,7 +106,7 @@ export class TopUps {
     if (replay) return replay;
     let outcome: TopUpOutcome | undefined;
     try {
-      outcome = await this.#pay(principal, credits, parsed);
+      outcome = await this.#pay(principal, credits, parsed, idempotencyKey);
       return outcome;
     } finally {
       const { store } = this.core;
@@ -117,21 +119,36 @@ export class TopUps {
   }
 
   /**
-   * Payments a dead process left between verify and settle: settled now (credited once) or
-   * failed. Run at start-up; returns how many were settled.
+   * Payments a dead process left between verify and settle (its lease expired): settled now
+   * (credited once) or failed. Run at start-up and on every heartbeat, by whichever live
+   * process sees them first; returns how many were settled.
    */
   async reconcile(): Promise<number> {
     if (!this.configured) return 0;
     let settled = 0;
-    for (const payment of this.core.store.payments.stranded(this.core.lifecycle.now())) {
+    // This process's own unfinished payments count once their facilitator call has surely ended
+    // (it timed out, and its settlement may have gone through meanwhile).
+    const { store, runner, lifecycle } = this.core;
+    const ownBefore = new Date(lifecycle.clock.now().getTime() - 2 * this.config.timeoutMs).toISOString();
+    const stranded = store.payments.stranded(leaseNow(), { runnerId: runner.runnerId, before: ownBefore }).filter((payment) => !this.#inFlight.has(payment.id));
+    for (const payment of stranded) {
       try {
         const outcome = await this.#resume(payment);
         if (outcome?.kind === "settled") settled += 1;
       } catch (error) {
-        this.core.logger.warn({ err: error, payment_id: payment.id }, "payment not reconciled; it is tried again at the next start");
+        this.core.logger.warn({ err: error, payment_id: payment.id }, "payment not reconciled; it is tried again at the next heartbeat");
       }
     }
     return settled;
+  }
+
+  /** `reconcile()`, one pass at a time, never throwing: what fails is tried again at the next heartbeat. */
+  reconcileInBackground(): void {
+    if (this.#reconciling || !this.configured) return;
+    this.#reconciling = true;
+    this.reconcile()
+      .catch((error: unknown) => this.core.logger.warn({ err: error }, "payment reconciliation failed; it is tried again at the next heartbeat"))
+      .finally(() => (this.#reconciling = false));
   }
 
   #settings(): X402Settings {
@@ -181,11 +198,13 @@ export class TopUps {
       const record = store.idempotency.get(principal.workspaceId, key, now.toISOString());
       if (record) {
         if (record.request_hash !== hash) throw new AppError("invalid_request", "This Idempotency-Key was already used with a different request; use a new key.", { idempotency_key: key });
-        if (record.state === "in_flight" || record.payment_id === undefined) {
+        const payment = record.payment_id === undefined ? undefined : store.payments.get(record.payment_id);
+        if (payment?.status === "settled") return this.#settled(payment, true);
+        // A process that died left the key to a payment that ended without credit: the key is free again.
+        if (payment?.status !== "failed") {
           throw new AppError("conflict", "A request with this Idempotency-Key is still in progress; retry after it has answered.", { idempotency_key: key });
         }
-        const payment = store.payments.get(record.payment_id)!;
-        return this.#settled(payment, true);
+        store.idempotency.forget(principal.workspaceId, key);
       }
       store.idempotency.begin({
         workspace_id: principal.workspaceId,
@@ -199,11 +218,16 @@ export class TopUps {
     });
   }
 
-  async #pay(principal: Principal, credits: number, parsed: { payload: PaymentPayload; requirements: PaymentRequirements; from: string; nonce: string }): Promise<TopUpOutcome> {
+  async #pay(
+    principal: Principal,
+    credits: number,
+    parsed: { payload: PaymentPayload; requirements: PaymentRequirements; from: string; nonce: string },
+    idempotencyKey?: string,
+  ): Promise<TopUpOutcome> {
     const { store, lifecycle, runner } = this.core;
     const { payload, requirements } = parsed;
-    const claim = store.transaction(() =>
-      store.payments.claim({
+    const claim = store.transaction(() => {
+      const claimed = store.payments.claim({
         id: newId("pay"),
         workspace_id: principal.workspaceId,
         network: requirements.network,
@@ -215,8 +239,11 @@ export class TopUps {
         payload: JSON.stringify(payload),
         runner_id: runner.runnerId,
         now: lifecycle.now(),
-      }),
-    );
+      });
+      // The key answers for this payment from now on, even if this process dies before it settles.
+      if (claimed.claimed && idempotencyKey !== undefined) store.idempotency.attachPayment(principal.workspaceId, idempotencyKey, claimed.payment.id);
+      return claimed;
+    });
     const payment = claim.payment;
     if (!claim.claimed) {
       if (payment.status === "settled") {
@@ -225,7 +252,7 @@ export class TopUps {
       // Verifying or settling: another request's, unless the process that held it is gone.
       const stranded =
         !this.#inFlight.has(payment.id) &&
-        (payment.runner_id === runner.runnerId || store.payments.stranded(lifecycle.now()).some((candidate) => candidate.id === payment.id));
+        (payment.runner_id === runner.runnerId || store.payments.stranded(leaseNow()).some((candidate) => candidate.id === payment.id));
       if (!stranded) throw new AppError("conflict", "This payment is being verified and settled by another request; send it again in a few seconds to see the outcome.", { payment_id: payment.id });
       const resumed = await this.#resume(payment);
       if (resumed?.kind === "settled" && payment.workspace_id === principal.workspaceId) return resumed;
@@ -288,7 +315,7 @@ export class TopUps {
           return this.#required(payment.credits, "The payment's authorization was used on chain but no transfer to this service was found; it is kept for an operator's check.");
         }
       }
-      return await this.#settle(payment, payload, requirements, !rpcUrl);
+      return await this.#settle(payment, payload, requirements, true);
     } finally {
       this.#inFlight.delete(payment.id);
     }
@@ -304,6 +331,16 @@ export class TopUps {
     const settlement = await this.#ask("settle", () => this.#facilitator!.settle(payload, requirements));
     if (!settlement.success) {
       const reason = `The payment was not settled: ${describeReason(settlement.errorReason, settlement.errorMessage)}.`;
+      const rpcUrl = this.config.rpcUrl;
+      if (resumed && rpcUrl) {
+        // Refused now, perhaps because an earlier attempt went through after all: the chain says.
+        const onChain = await findSettlement(rpcUrl, payment.asset, payment.payer, payment.nonce);
+        if (typeof onChain === "object") return this.#credit(payment, { success: true, transaction: onChain.transaction, network: payment.network as `${string}:${string}`, payer: payment.payer });
+        if (onChain === "unused") {
+          this.#fail(payment.id, reason);
+          return this.#required(payment.credits, reason);
+        }
+      }
       if (resumed) {
         // An earlier attempt may have reached the chain before its process died: do not call it failed.
         logger.error({ payment_id: payment.id, reason }, "a resumed settlement was refused; the payment needs an operator's check against the chain");
@@ -368,6 +405,11 @@ export class TopUps {
       );
     }
   }
+}
+
+/** Leases are wall-clock time between processes (never a test's fake clock), as in the runner. */
+function leaseNow(): string {
+  return systemClock.now().toISOString();
 }
 
 function describeReason(reason: string | undefined, message: string | undefined): string {

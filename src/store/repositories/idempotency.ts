@@ -40,7 +40,7 @@ export class IdempotencyRepository {
     this.db.prepare("UPDATE idempotency_keys SET action_id = ? WHERE workspace_id = ? AND key = ?").run(actionId, workspaceId, key);
   }
 
-  /** A top-up's key names its settled payment. */
+  /** A top-up's key names its payment from the moment the payment is claimed (a crash leaves it answering for it). */
   attachPayment(workspaceId: string, key: string, paymentId: string): void {
     this.db.prepare("UPDATE idempotency_keys SET payment_id = ? WHERE workspace_id = ? AND key = ?").run(paymentId, workspaceId, key);
   }

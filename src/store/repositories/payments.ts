@@ -118,15 +118,19 @@ export class PaymentRepository {
     this.db.prepare("UPDATE payments SET runner_id = ?, updated_at = ? WHERE id = ?").run(runnerId, now, id);
   }
 
-  /** Payments left between verify and settle by a process that is gone (no live lease). */
-  stranded(now: string): PaymentRecord[] {
+  /**
+   * Payments between verify and settle left by a process that is gone (no live lease), and
+   * `ownRunnerId`'s own last updated before `ownBefore` (the caller excludes those it is working on).
+   */
+  stranded(now: string, own?: { runnerId: string; before: string }): PaymentRecord[] {
     return (
       this.db
         .prepare(
           `SELECT ${COLUMNS} FROM payments WHERE status IN ('verifying', 'settling')
-             AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners WHERE lease_expires_at > ?))`,
+             AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners WHERE lease_expires_at > @now)
+                  OR (runner_id = @own_runner AND updated_at < @own_before))`,
         )
-        .all(now) as Record<string, unknown>[]
+        .all({ now, own_runner: own?.runnerId ?? null, own_before: own?.before ?? "" }) as Record<string, unknown>[]
     ).map((row) => toRecord(row)!);
   }
 }
