@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
@@ -230,7 +230,7 @@ describe("x402 top-ups against the devnet", () => {
     expect(await tokenBalance(devnet.payTo)).toBe(payToBefore + 80_000n);
   });
 
-  it("the same payment twice, and in parallel: credited once", async () => {
+  it("the same payment twice, a reused nonce, and copies in parallel to two processes: credited once", async () => {
     const payer = await fundedAccount(1_000_000n);
     const [before, payToBefore] = [await balance(), await tokenBalance(devnet.payTo)];
     const signature = await signPayment(payer, 12);
@@ -239,11 +239,31 @@ describe("x402 top-ups against the devnet", () => {
     expect(replay.status).toBe(402);
     expect(((await replay.json()) as { error: { message: string } }).error.message).toMatch(/already credited \(transaction 0x[0-9a-f]{64}\)/);
 
-    const parallel = await signPayment(payer, 7);
-    const answers = await Promise.all(Array.from({ length: 6 }, () => topUp(7, parallel)));
-    const statuses = answers.map((answer) => answer.status);
-    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
-    expect(statuses.every((status) => [200, 402, 409].includes(status))).toBe(true);
+    // The same nonce signed again for another amount: the authorization is spent, nothing more.
+    const first = decodePaymentSignatureHeader(signature).payload as { authorization: Record<string, string> };
+    const reused = await createPayload(payer, 5);
+    const authorization: Record<string, string> = { ...(reused.payload as { authorization: Record<string, string> }).authorization, nonce: first.authorization.nonce! };
+    const resigned = await payer.signTypedData({
+      domain: { name: "USDC", version: "2", chainId: devnet.chainId, verifyingContract: devnet.asset },
+      types: { TransferWithAuthorization: ["from:address", "to:address", "value:uint256", "validAfter:uint256", "validBefore:uint256", "nonce:bytes32"].map((field) => ({ name: field.split(":")[0]!, type: field.split(":")[1]! })) },
+      primaryType: "TransferWithAuthorization",
+      message: { ...authorization, value: BigInt(authorization.value!), validAfter: BigInt(authorization.validAfter!), validBefore: BigInt(authorization.validBefore!) } as never,
+    });
+    const reusedNonce = await topUp(5, encodePaymentSignatureHeader({ ...reused, payload: { authorization, signature: resigned } }));
+    expect(reusedNonce.status).toBe(402);
+    expect(((await reusedNonce.json()) as { error: { message: string } }).error.message).toMatch(/already credited/);
+
+    // Six copies at once, to two processes sharing the data dir.
+    const other = await serve();
+    try {
+      const parallel = await signPayment(payer, 7);
+      const answers = await Promise.all(Array.from({ length: 6 }, (_, index) => topUp(7, parallel, {}, index % 2 === 0 ? service.url : other.url)));
+      const statuses = answers.map((answer) => answer.status);
+      expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+      expect(statuses.every((status) => [200, 402, 409].includes(status))).toBe(true);
+    } finally {
+      await other.stop();
+    }
 
     expect(await balance()).toBe(before + 12 + 7);
     expect(await tokenBalance(devnet.payTo)).toBe(payToBefore + 190_000n);
@@ -393,8 +413,8 @@ async function signPayment(account: PrivateKeyAccount, credits: number): Promise
   return encodePaymentSignatureHeader(await createPayload(account, credits));
 }
 
-function topUp(credits: number, signature?: string, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${service.url}/v1/credits/top-ups`, {
+function topUp(credits: number, signature?: string, headers: Record<string, string> = {}, url = service.url): Promise<Response> {
+  return fetch(`${url}/v1/credits/top-ups`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...(signature ? { "payment-signature": signature } : {}), ...headers },
     body: JSON.stringify({ credits }),
