@@ -16,10 +16,13 @@ describe("database", () => {
     expect(db.pragma("synchronous", { simple: true })).toBe(1);
     expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
     const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
-    expect(tables).toEqual(expect.arrayContaining(["accounts", "actions", "api_keys", "challenges", "credit_ledger", "idempotency_keys", "workspaces"]));
+    expect(tables).toEqual(expect.arrayContaining(["accounts", "actions", "api_keys", "challenges", "credit_ledger", "idempotency_keys", "payments", "runners", "workspaces"]));
     db.close();
     const again = openDatabase(file);
-    expect(again.prepare("SELECT count(*) FROM schema_migrations").pluck().get()).toBe(4);
+    // Each migration file once, also when opened again.
+    const migrations = readdirSync(join(import.meta.dirname, "..", "..", "migrations")).filter((name) => name.endsWith(".sql"));
+    expect(migrations.length).toBeGreaterThanOrEqual(5);
+    expect(again.prepare("SELECT count(*) FROM schema_migrations").pluck().get()).toBe(migrations.length);
     expect(() => again.prepare("INSERT INTO accounts (id, workspace_id, platform, username, created_at, updated_at) VALUES ('a', 'missing', 'p', 'u', 't', 't')").run()).toThrow(
       /FOREIGN KEY/,
     );
