@@ -2,10 +2,14 @@
  * Benchmarks of execution across processes and machines (DESIGN §11):
  * (e) throughput of 16 accounts while 200 others wait at needs_input, ÷ the same with nothing
  *     waiting, and MB (PSS) per paused page;
+ *     and its floor: the same ratio for raw Playwright pages, 16 busy beside as many idle ones;
  * (f) actions/s on 2 browser servers ÷ on 1 local browser, and the coordinator's CPU per action.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:http";
 import { join } from "node:path";
+import { chromium, type Page } from "playwright";
+import { CHROMIUM_ARGS, findChromium } from "../src/browser/executable.js";
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { chromiumPssMb } from "./support.js";
 
@@ -72,6 +76,65 @@ export async function pausedLoad(paused = Number(process.env.BENCH_PAUSED ?? 200
     return { paused: held, ratio: busy / quiet, quiet, busy, mbPerPausedPage };
   } finally {
     await live.close();
+  }
+}
+
+const FORM_PAGE = `<!doctype html><html><head><title>Check your email</title></head><body><h1>Check your email</h1>
+<p>We emailed a code. Enter it below to finish signing in.</p><form method="post" action="/code"><label for="code">Code</label>
+<input type="text" id="code" name="code" autocomplete="one-time-code"><button type="submit">Verify</button></form></body></html>`;
+
+/**
+ * The floor of (e): what `idle` open pages cost 16 busy ones in raw Playwright on this machine's
+ * Chromium (one browser, a context per page, the service's flags). Each busy page loads a form,
+ * fills it and submits it, over and over; each idle page sits at the form, as a page paused at
+ * an emailed code does. Ops/s with the idle pages open ÷ without (before and after, averaged).
+ */
+export async function idlePagesFloor(idle = Number(process.env.BENCH_PAUSED ?? 200), seconds = 20): Promise<{ ratio: number; quiet: number; busy: number }> {
+  const server = createServer((request, response) => {
+    if (request.method === "POST") {
+      request.resume();
+      request.on("end", () => response.writeHead(303, { location: "/" }).end());
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/html" }).end(FORM_PAGE);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/code`;
+  const browser = await chromium.launch({ executablePath: findChromium(undefined)!.path, args: CHROMIUM_ARGS });
+  try {
+    const workers: Page[] = await Promise.all(Array.from({ length: 16 }, async () => (await browser.newContext()).newPage()));
+    const rate = async (): Promise<number> => {
+      let ops = 0;
+      const end = performance.now() + seconds * 1000;
+      await Promise.all(
+        workers.map(async (page) => {
+          while (performance.now() < end) {
+            await page.goto(url);
+            await page.fill("#code", "123456");
+            await Promise.all([page.waitForEvent("load"), page.click("button")]);
+            ops += 1;
+          }
+        }),
+      );
+      return ops / seconds;
+    };
+    await rate(); // warm-up
+    const quietBefore = await rate();
+    const idleContexts = [];
+    for (let i = 0; i < idle; i++) {
+      const context = await browser.newContext();
+      await (await context.newPage()).goto(url);
+      idleContexts.push(context);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const busy = await rate();
+    for (const context of idleContexts) await context.close();
+    const quietAfter = await rate();
+    const quiet = (quietBefore + quietAfter) / 2;
+    return { ratio: busy / quiet, quiet, busy };
+  } finally {
+    await browser.close();
+    server.close();
   }
 }
 

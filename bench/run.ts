@@ -5,11 +5,12 @@
  * (c) actions per second at 16 accounts ÷ raw Playwright at 16 contexts;
  * (d) answer accepted → code typed into the page;
  * (e) 16 accounts' throughput while 200 others wait at needs_input ÷ with none waiting; MB per paused page;
+ *     and its floor, the same ratio for raw Playwright pages beside as many idle ones;
  * (f) actions/s on 2 browser servers ÷ 1 local browser, and the coordinator's CPU per action.
  * BENCH_ONLY=a,e runs a subset.
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
-import { fleetRate, pausedLoad } from "./execution.js";
+import { fleetRate, idlePagesFloor, pausedLoad } from "./execution.js";
 import { chromiumPssMb, launchRaw, median, rawPost, rawSignedIn } from "./support.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
@@ -160,6 +161,12 @@ async function main(): Promise<void> {
       `(e) 16 accounts' actions/s with ${e.paused} at needs_input ÷ with none`,
       `${e.busy.toFixed(2)} ÷ ${e.quiet.toFixed(2)} = ${e.ratio.toFixed(3)}; ${e.mbPerPausedPage.toFixed(1)} MB per paused page`,
       "≥ 0.90",
+    ]);
+    const floor = await idlePagesFloor(e.paused);
+    report([
+      `(e) floor: raw Playwright, 16 pages' ops/s with ${e.paused} idle pages open ÷ with none`,
+      `${floor.busy.toFixed(2)} ÷ ${floor.quiet.toFixed(2)} = ${floor.ratio.toFixed(3)}; service ÷ floor = ${(e.ratio / floor.ratio).toFixed(3)}`,
+      "report",
     ]);
   }
   if (ONLY.has("f")) {
