@@ -14,6 +14,9 @@ const USAGE = `Usage: action-service <command>
                            a Playwright browser server on this machine's Chromium (for BROWSER_WS_ENDPOINTS)
   keys create [--role admin|operator|read_only] [--accounts ID,…] [--workspace NAME]
                            prints a new API key once
+  keys list [--workspace NAME]
+                           every key: id, prefix, role, workspace, created, active or revoked
+  keys revoke ID           refuses the key from now on, on every surface and process
   x402-devnet [--port N] [--host H]
                            a local chain, test USDC and x402 facilitator; prints their configuration
 
@@ -61,26 +64,50 @@ async function serve(args: string[]): Promise<void> {
   }
 }
 
+/** `keys create | list | revoke`: on the data dir's store, without starting a runner. */
 async function keys(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (sub !== "create") throw new UsageError(`Unknown keys command "${sub ?? ""}".`);
-  const { values } = parseArgs({ args: rest, options: { role: { type: "string", default: "admin" }, accounts: { type: "string" }, workspace: { type: "string" } } });
-  if (!KEY_ROLES.includes(values.role as KeyRole)) throw new UsageError(`--role must be one of ${KEY_ROLES.join(", ")}.`);
+  if (sub !== "create" && sub !== "list" && sub !== "revoke") throw new UsageError(`Unknown keys command "${sub ?? ""}".`);
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: sub === "revoke",
+    options: sub === "create" ? { role: { type: "string", default: "admin" }, accounts: { type: "string" }, workspace: { type: "string" } } : sub === "list" ? { workspace: { type: "string" } } : {},
+  });
+  if (sub === "create" && !KEY_ROLES.includes(values.role as KeyRole)) throw new UsageError(`--role must be one of ${KEY_ROLES.join(", ")}.`);
+  if (sub === "revoke" && positionals.length !== 1) throw new UsageError("keys revoke takes one key id (see `keys list`).");
   const settings = config();
   const { createService } = await import("./main.js");
   const { silentLogger } = await import("./engine/logger.js");
   const { DRIVERS } = await import("./platforms/index.js");
   const service = createService(settings, {
-    executor: { execute: () => Promise.reject(new Error("keys create runs no action")) },
+    executor: { execute: () => Promise.reject(new Error(`keys ${sub} runs no action`)) },
     platforms: DRIVERS.map((driver) => driver.platform),
     logger: silentLogger,
     start: false,
   });
   try {
-    const accountIds = values.accounts?.split(",").map((id) => id.trim()).filter(Boolean);
-    const issued = service.engine.issueKey({ role: values.role as KeyRole, accountIds, workspaceName: values.workspace });
-    console.log(`Created a ${issued.role} key for workspace "${issued.workspace.name}"${accountIds ? ` limited to ${accountIds.join(", ")}` : ""}. It is shown only this once:`);
-    console.log(issued.key);
+    const { engine } = service;
+    if (sub === "create") {
+      const accountIds = (values.accounts as string | undefined)?.split(",").map((id) => id.trim()).filter(Boolean);
+      const issued = engine.issueKey({ role: values.role as KeyRole, accountIds, workspaceName: values.workspace as string | undefined });
+      console.log(`Created ${issued.role === "read_only" ? "a" : "an"} ${issued.role} key for workspace "${issued.workspace.name}"${accountIds ? ` limited to ${accountIds.join(", ")}` : ""}. It is shown only this once:`);
+      console.log(issued.key);
+    } else if (sub === "list") {
+      const listed = engine.listKeys(values.workspace as string | undefined);
+      if (listed.length === 0) console.log("No keys yet: `action-service keys create` makes one.");
+      for (const key of listed) {
+        const accounts = key.account_ids ? ` accounts ${key.account_ids.join(",")}` : "";
+        const state = key.revoked_at ? `revoked ${key.revoked_at}` : "active";
+        console.log(`${key.id}  ${key.prefix}…  ${key.role.padEnd(9)}  workspace "${key.workspace_name}"  created ${key.created_at}  ${state}${accounts}`);
+      }
+    } else {
+      const { key, revoked } = engine.revokeKey(positionals[0]!);
+      console.log(
+        revoked
+          ? `Revoked ${key.id} (${key.prefix}…, ${key.role}, workspace "${key.workspace_name}"): every request with it is now refused (401).`
+          : `${key.id} (${key.prefix}…) was already revoked at ${key.revoked_at}.`,
+      );
+    }
   } finally {
     service.store.close();
   }

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { ACTION_PARAMS, ACTION_PRICES } from "../domain/actions.js";
 import { ActionFailure } from "../domain/errors.js";
 import type { KeyRole, Principal } from "../domain/keys.js";
-import type { Store } from "../store/index.js";
+import type { KeyListing, Store } from "../store/index.js";
+import { AppError } from "../domain/errors.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
 import { requirePermission, visibleAccount, visibleAction } from "./access.js";
 import * as accounts from "./accounts.js";
@@ -154,6 +155,29 @@ export class Engine {
 
   issueKey(options: { workspaceName?: string | undefined; role: KeyRole; accountIds?: string[] | undefined }): IssuedKey {
     return issueKey(this.core.store, { ...options, freeCredits: this.core.freeCredits, now: this.core.lifecycle.now() });
+  }
+
+  /** Every key (of the named workspace, when given), revoked ones included; never a key's secret or hash. */
+  listKeys(workspaceName?: string): KeyListing[] {
+    const { store } = this.core;
+    if (workspaceName === undefined) return store.workspaces.listKeys();
+    const workspace = store.workspaces.byName(workspaceName);
+    if (!workspace) throw new AppError("not_found", `No workspace named "${workspaceName}".`);
+    return store.workspaces.listKeys(workspace.id);
+  }
+
+  /**
+   * Revokes a key: from now on every surface (REST, MCP, live, in every process on this data dir)
+   * refuses it with 401. Returns the key as it now is; `revoked` is false when it already was.
+   */
+  revokeKey(id: string): { key: KeyListing; revoked: boolean } {
+    const { store, lifecycle } = this.core;
+    return store.transaction(() => {
+      const revoked = store.workspaces.revokeKey(id, lifecycle.now());
+      const key = store.workspaces.listKeys().find((candidate) => candidate.id === id);
+      if (!key) throw new AppError("not_found", `No key ${id}: \`action-service keys list\` shows every key's id.`);
+      return { key, revoked };
+    });
   }
 
   authenticate(key: string): Principal | undefined {

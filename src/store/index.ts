@@ -18,6 +18,7 @@ export type * from "./records.js";
 export type { SignInLinkRecord } from "./repositories/sign-in-links.js";
 export type { RunnerRecord } from "./repositories/runners.js";
 export type { PaymentRecord } from "./repositories/payments.js";
+export type { KeyListing } from "./repositories/workspaces.js";
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */
 export class Store {

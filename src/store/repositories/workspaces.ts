@@ -12,6 +12,12 @@ interface KeyRow {
   created_at: string;
 }
 
+/** A key as `keys list` shows it: never its hash. */
+export interface KeyListing extends KeyRecord {
+  workspace_name: string;
+  revoked_at: string | undefined;
+}
+
 function toKey(row: KeyRow): KeyRecord {
   const ids = orUndefined(row.account_ids);
   return { ...row, account_ids: ids === undefined ? undefined : (JSON.parse(ids) as string[]) };
@@ -47,6 +53,23 @@ export class WorkspaceRepository {
          VALUES (@id, @workspace_id, @key_hash, @prefix, @role, @account_ids, @created_at)`,
       )
       .run({ ...key, account_ids: key.account_ids ? JSON.stringify(key.account_ids) : null });
+  }
+
+  /** Every key (of one workspace, when given), oldest first, revoked ones included. */
+  listKeys(workspaceId?: string): KeyListing[] {
+    const rows = this.db
+      .prepare(
+        `SELECT k.id, k.workspace_id, k.prefix, k.role, k.account_ids, k.created_at, k.revoked_at, w.name AS workspace_name
+           FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
+          WHERE @workspace_id IS NULL OR k.workspace_id = @workspace_id ORDER BY k.created_at, k.rowid`,
+      )
+      .all({ workspace_id: workspaceId ?? null }) as (KeyRow & { revoked_at: string | null; workspace_name: string })[];
+    return rows.map((row) => ({ ...toKey(row), workspace_name: row.workspace_name, revoked_at: orUndefined(row.revoked_at) }));
+  }
+
+  /** Revokes a key from now on; false when it was already revoked (or does not exist). */
+  revokeKey(id: string, now: string): boolean {
+    return this.db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id).changes === 1;
   }
 
   keyByHash(keyHash: string): KeyRecord | undefined {
