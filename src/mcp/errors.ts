@@ -23,13 +23,28 @@ export function toolError(error: unknown): CallToolResult {
   return { isError: true, content: [{ type: "text", text }] };
 }
 
+/**
+ * A JSON-RPC error whose message is sent as it is: `McpError` puts "MCP error <code>: " into its
+ * message, and the client's `McpError` adds it again ("MCP error -32602: MCP error -32602: …").
+ */
+export class ProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = "ProtocolError";
+  }
+}
+
 /** A request-level error outside a tool call (resources) as a JSON-RPC error. */
-export function toMcpError(error: unknown): McpError {
-  if (error instanceof McpError) return error;
+export function toMcpError(error: unknown): McpError | ProtocolError {
+  if (error instanceof McpError || error instanceof ProtocolError) return error;
   const known = asAppError(error);
   if (known) {
     const code = known.code === "not_found" ? RESOURCE_NOT_FOUND : known.code === "service_unavailable" ? ErrorCode.InternalError : ErrorCode.InvalidParams;
-    return new McpError(code, describeAppError(known), known.details);
+    return new ProtocolError(code, describeAppError(known), known.details);
   }
-  return new McpError(ErrorCode.InternalError, INTERNAL);
+  return new ProtocolError(ErrorCode.InternalError, INTERNAL);
 }
