@@ -4,6 +4,7 @@ import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import { retryWhileBusy } from "../store/busy.js";
 import type { ActionRecord } from "../store/records.js";
+import type { IdempotencyRecord } from "../store/repositories/idempotency.js";
 import { visibleAction } from "./access.js";
 import * as actions from "./actions.js";
 import type { EngineCore } from "./core.js";
@@ -37,6 +38,42 @@ export function requestHash(body: unknown): string {
   return createHash("sha256").update(JSON.stringify(body, [...keys].sort())).digest("hex");
 }
 
+/** The answer to a request sent again while the first one with its key has not answered yet. */
+export function keyInFlight(key: string): AppError {
+  return new AppError("conflict", "A request with this Idempotency-Key is still in progress; retry after it has answered.", { idempotency_key: key });
+}
+
+/**
+ * Looks up an Idempotency-Key for a request, in one transaction: a different request under it
+ * is a 422; a record found is handed to `existing`, whose answer is returned (it throws
+ * `keyInFlight` while the first request has not answered, or returns undefined when the record
+ * holds nothing to replay any more); otherwise the key is claimed, in flight, for this request
+ * and undefined is returned.
+ */
+export function claimKey<T>(core: EngineCore, workspaceId: string, key: string, hash: string, existing: (record: IdempotencyRecord) => T | undefined): T | undefined {
+  const { store, lifecycle } = core;
+  return store.transaction(() => {
+    const now = lifecycle.clock.now();
+    const record = store.idempotency.get(workspaceId, key, now.toISOString());
+    if (record) {
+      if (record.request_hash !== hash) {
+        throw new AppError("invalid_request", "This Idempotency-Key was already used with a different request; use a new key.", { idempotency_key: key });
+      }
+      const answer = existing(record);
+      if (answer !== undefined) return answer;
+    }
+    store.idempotency.begin({
+      workspace_id: workspaceId,
+      key,
+      request_hash: hash,
+      runner_id: core.runner.runnerId,
+      created_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+    });
+    return undefined;
+  });
+}
+
 /**
  * Creates an action at most once per (workspace, Idempotency-Key). A replay is a request
  * like any other: role, allow-list and params are checked first, and it gets the action
@@ -54,32 +91,13 @@ export async function createActionOnce(
   respond: (action: ActionRecord) => Promise<ActionRecord>,
 ): Promise<{ action: ActionRecord; replayed: boolean }> {
   actions.authorizeCreate(core, principal, input);
-  const { store, lifecycle } = core;
+  const { store } = core;
   const workspaceId = principal.workspaceId;
-  const hash = requestHash(input);
-  const existing = store.transaction(() => {
-    const now = lifecycle.clock.now();
-    const record = store.idempotency.get(workspaceId, key, now.toISOString());
-    if (record) {
-      if (record.request_hash !== hash) {
-        throw new AppError("invalid_request", "This Idempotency-Key was already used with a different request; use a new key.", { idempotency_key: key });
-      }
-      if (record.state === "in_flight" || record.action_id === undefined) {
-        throw new AppError("conflict", "A request with this Idempotency-Key is still in progress; retry after it has answered.", { idempotency_key: key });
-      }
-      return record;
-    }
-    store.idempotency.begin({
-      workspace_id: workspaceId,
-      key,
-      request_hash: hash,
-      runner_id: core.runner.runnerId,
-      created_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
-    });
-    return undefined;
+  const existing = claimKey(core, workspaceId, key, requestHash(input), (record) => {
+    if (record.state === "in_flight" || record.action_id === undefined) throw keyInFlight(key);
+    return record.action_id;
   });
-  if (existing) return { action: visibleAction(store, principal, existing.action_id!), replayed: true };
+  if (existing) return { action: visibleAction(store, principal, existing), replayed: true };
   let created: ActionRecord;
   try {
     created = store.transaction(() => {

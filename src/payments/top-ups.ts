@@ -7,7 +7,7 @@ import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import { requirePermission } from "../engine/access.js";
 import type { EngineCore } from "../engine/core.js";
-import { IDEMPOTENCY_TTL_MS, requestHash } from "../engine/idempotency.js";
+import { claimKey, keyInFlight, requestHash } from "../engine/idempotency.js";
 import { systemClock } from "../engine/clock.js";
 import { newId } from "../engine/ids.js";
 import { retryWhileBusy, sha256 } from "../store/index.js";
@@ -191,29 +191,12 @@ export class TopUps {
 
   /** Replays a settled top-up under the key, or claims the key; undefined when this request goes on. */
   #beginKey(principal: Principal, key: string, request: unknown): TopUpOutcome | undefined {
-    const { store, lifecycle, runner } = this.core;
-    const hash = requestHash({ top_up: request });
-    return store.transaction(() => {
-      const now = lifecycle.clock.now();
-      const record = store.idempotency.get(principal.workspaceId, key, now.toISOString());
-      if (record) {
-        if (record.request_hash !== hash) throw new AppError("invalid_request", "This Idempotency-Key was already used with a different request; use a new key.", { idempotency_key: key });
-        const payment = record.payment_id === undefined ? undefined : store.payments.get(record.payment_id);
-        if (payment?.status === "settled") return this.#settled(payment, true);
-        // A process that died left the key to a payment that ended without credit: the key is free again.
-        if (payment?.status !== "failed") {
-          throw new AppError("conflict", "A request with this Idempotency-Key is still in progress; retry after it has answered.", { idempotency_key: key });
-        }
-        store.idempotency.forget(principal.workspaceId, key);
-      }
-      store.idempotency.begin({
-        workspace_id: principal.workspaceId,
-        key,
-        request_hash: hash,
-        runner_id: runner.runnerId,
-        created_at: now.toISOString(),
-        expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
-      });
+    const { store } = this.core;
+    return claimKey(this.core, principal.workspaceId, key, requestHash({ top_up: request }), (record) => {
+      const payment = record.payment_id === undefined ? undefined : store.payments.get(record.payment_id);
+      if (payment?.status === "settled") return this.#settled(payment, true);
+      // A process that died left the key to a payment that ended without credit: the key is free again.
+      if (payment?.status !== "failed") throw keyInFlight(key);
       return undefined;
     });
   }
