@@ -1,7 +1,5 @@
 import { HTTPFacilitatorClient, type FacilitatorClient } from "@x402/core/server";
-import { decodePaymentSignatureHeader } from "@x402/core/http";
 import { SettleError, VerifyError, type PaymentPayload, type PaymentRequired, type PaymentRequirements, type SettleResponse, type VerifyResponse } from "@x402/core/types";
-import { z } from "zod";
 import type { X402Config, X402Settings } from "../config.js";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
@@ -12,6 +10,7 @@ import { systemClock } from "../engine/clock.js";
 import { newId } from "../engine/ids.js";
 import { retryWhileBusy, sha256 } from "../store/index.js";
 import { findSettlement } from "./chain.js";
+import { checkPayment, type CheckedPayment } from "./payload.js";
 import type { PaymentRecord } from "../store/index.js";
 
 /** How long the payer's signed authorization must stay valid for the facilitator to settle it. */
@@ -21,19 +20,6 @@ const MAX_TIMEOUT_SECONDS = 300;
 export type TopUpOutcome =
   | { kind: "payment_required"; paymentRequired: PaymentRequired; reason: string | undefined }
   | { kind: "settled"; balance: number; credited: number; transaction: string; settlement: SettleResponse; replayed: boolean };
-
-/** The EIP-3009 authorization inside an `exact` EVM payment. */
-const Authorization = z.object({
-  signature: z.string().regex(/^0x[0-9a-fA-F]+$/),
-  authorization: z.object({
-    from: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-    to: z.string().regex(/^0x[0-9a-fA-F]{40}$/),
-    value: z.string().regex(/^[0-9]+$/),
-    validAfter: z.string().regex(/^[0-9]+$/),
-    validBefore: z.string().regex(/^[0-9]+$/),
-    nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/),
-  }),
-});
 
 /**
  * x402 top-ups (DESIGN §7): requirements for exactly the credits asked, then verify and settle
@@ -98,7 +84,7 @@ export class TopUps {
       throw new AppError("invalid_request", `credits must be an integer from 1 to ${this.config.maxCredits}.`, { credits, max: this.config.maxCredits });
     }
     if (signature === undefined) return this.#required(credits);
-    const parsed = this.#parse(credits, signature);
+    const parsed = checkPayment(signature, this.requirements(credits), credits);
     if (typeof parsed === "string") return this.#required(credits, parsed);
 
     if (idempotencyKey === undefined) return this.#pay(principal, credits, parsed);
@@ -167,28 +153,6 @@ export class TopUps {
     return { kind: "payment_required", paymentRequired: this.paymentRequired(credits, reason), reason };
   }
 
-  /** The payload, checked against the requirements this service issues for `credits`; a string says why it cannot pay. */
-  #parse(credits: number, signature: string): { payload: PaymentPayload; requirements: PaymentRequirements; from: string; nonce: string } | string {
-    let payload: PaymentPayload;
-    try {
-      payload = decodePaymentSignatureHeader(signature);
-    } catch {
-      return "PAYMENT-SIGNATURE is not a base64-encoded x402 payment payload.";
-    }
-    if (payload === null || typeof payload !== "object" || payload.x402Version !== 2) return "The payment is not x402 version 2.";
-    const requirements = this.requirements(credits);
-    const accepted = payload.accepted as unknown;
-    if (accepted === null || typeof accepted !== "object") return "The payment does not say which requirements it accepts.";
-    const differing = Object.keys(requirements).filter((field) => requestHash((accepted as Record<string, unknown>)[field]) !== requestHash(requirements[field as keyof PaymentRequirements]));
-    if (differing.length > 0) return `The payment answers other requirements than this service issues for ${credits} credits (${differing.join(", ")} differ): ask again without PAYMENT-SIGNATURE.`;
-    const inner = Authorization.safeParse(payload.payload);
-    if (!inner.success) return "The payment carries no EIP-3009 authorization (signature, from, to, value, nonce).";
-    const { authorization } = inner.data;
-    if (authorization.to.toLowerCase() !== requirements.payTo.toLowerCase()) return "The authorization pays another address than this service's.";
-    if (authorization.value !== requirements.amount) return `The authorization is for ${authorization.value}, not the ${requirements.amount} that ${credits} credits cost.`;
-    return { payload, requirements, from: authorization.from.toLowerCase(), nonce: authorization.nonce.toLowerCase() };
-  }
-
   /** Replays a settled top-up under the key, or claims the key; undefined when this request goes on. */
   #beginKey(principal: Principal, key: string, request: unknown): TopUpOutcome | undefined {
     const { store } = this.core;
@@ -204,7 +168,7 @@ export class TopUps {
   async #pay(
     principal: Principal,
     credits: number,
-    parsed: { payload: PaymentPayload; requirements: PaymentRequirements; from: string; nonce: string },
+    parsed: CheckedPayment,
     idempotencyKey?: string,
   ): Promise<TopUpOutcome> {
     const { store, lifecycle, runner } = this.core;
@@ -243,26 +207,35 @@ export class TopUps {
     }
     this.#inFlight.add(payment.id);
     try {
-      const verified = await this.#ask("verify", () => this.#facilitator!.verify(payload, requirements)).catch((error: unknown) => {
-        // Not verified, nothing sent: the authorization may be tried again.
-        this.#fail(payment.id, (error as Error).message);
-        throw error;
-      });
-      if (!verified.isValid) {
-        const reason = `The facilitator refused the payment: ${describeReason(verified.invalidReason, verified.invalidMessage)}.`;
-        this.#fail(payment.id, reason);
-        return this.#required(credits, reason);
-      }
-      if (verified.payer && verified.payer.toLowerCase() !== parsed.from) {
-        const reason = "The facilitator names another payer than the authorization's signer.";
-        this.#fail(payment.id, reason);
-        return this.#required(credits, reason);
-      }
-      await retryWhileBusy(() => store.transaction(() => store.payments.markSettling(payment.id, lifecycle.now())));
-      return await this.#settle(payment, payload, requirements, false);
+      return await this.#verifyThenSettle(payment, payload, requirements, true);
     } finally {
       this.#inFlight.delete(payment.id);
     }
+  }
+
+  /**
+   * Verifies, then settles. A refusal (or another payer than the authorization's signer) fails
+   * the payment and is the 402's reason. A facilitator that does not answer fails it too when
+   * `failUnanswered` (nothing was sent: the client may send the authorization again); otherwise
+   * the payment stays `verifying` for the next reconciliation.
+   */
+  async #verifyThenSettle(payment: PaymentRecord, payload: PaymentPayload, requirements: PaymentRequirements, failUnanswered: boolean): Promise<TopUpOutcome> {
+    const { store, lifecycle } = this.core;
+    const verified = await this.#ask("verify", () => this.#facilitator!.verify(payload, requirements)).catch((error: unknown) => {
+      if (failUnanswered) this.#fail(payment.id, (error as Error).message);
+      throw error;
+    });
+    const refusal = !verified.isValid
+      ? `The facilitator refused the payment: ${describeReason(verified.invalidReason, verified.invalidMessage)}.`
+      : verified.payer && verified.payer.toLowerCase() !== payment.payer
+        ? "The facilitator names another payer than the authorization's signer."
+        : undefined;
+    if (refusal) {
+      this.#fail(payment.id, refusal);
+      return this.#required(payment.credits, refusal);
+    }
+    await retryWhileBusy(() => store.transaction(() => store.payments.markSettling(payment.id, lifecycle.now())));
+    return this.#settle(payment, payload, requirements, false);
   }
 
   /**
@@ -279,20 +252,11 @@ export class TopUps {
       store.transaction(() => store.payments.takeOver(payment.id, runner.runnerId, lifecycle.now()));
       const payload = JSON.parse(text) as PaymentPayload;
       const requirements = this.requirements(payment.credits);
-      if (payment.status === "verifying") {
-        const verified = await this.#ask("verify", () => this.#facilitator!.verify(payload, requirements));
-        if (!verified.isValid) {
-          const reason = `The facilitator refused the payment: ${describeReason(verified.invalidReason, verified.invalidMessage)}.`;
-          this.#fail(payment.id, reason);
-          return this.#required(payment.credits, reason);
-        }
-        store.transaction(() => store.payments.markSettling(payment.id, lifecycle.now()));
-        return await this.#settle(payment, payload, requirements, false);
-      }
+      if (payment.status === "verifying") return await this.#verifyThenSettle(payment, payload, requirements, false);
       const rpcUrl = this.config.rpcUrl;
       if (rpcUrl) {
-        const onChain = await findSettlement(rpcUrl, payment.asset, payment.payer, payment.nonce);
-        if (typeof onChain === "object") return this.#credit(payment, { success: true, transaction: onChain.transaction, network: payment.network as `${string}:${string}`, payer: payment.payer });
+        const onChain = await this.#fromChain(payment, rpcUrl);
+        if (typeof onChain === "object") return onChain;
         if (onChain === "unknown") {
           this.core.logger.error({ payment_id: payment.id }, "the payment's authorization is used on chain but no transfer was found; it needs an operator's check");
           return this.#required(payment.credits, "The payment's authorization was used on chain but no transfer to this service was found; it is kept for an operator's check.");
@@ -317,8 +281,8 @@ export class TopUps {
       const rpcUrl = this.config.rpcUrl;
       if (resumed && rpcUrl) {
         // Refused now, perhaps because an earlier attempt went through after all: the chain says.
-        const onChain = await findSettlement(rpcUrl, payment.asset, payment.payer, payment.nonce);
-        if (typeof onChain === "object") return this.#credit(payment, { success: true, transaction: onChain.transaction, network: payment.network as `${string}:${string}`, payer: payment.payer });
+        const onChain = await this.#fromChain(payment, rpcUrl);
+        if (typeof onChain === "object") return onChain;
         if (onChain === "unused") {
           this.#fail(payment.id, reason);
           return this.#required(payment.credits, reason);
@@ -333,6 +297,13 @@ export class TopUps {
       return this.#required(payment.credits, reason);
     }
     return this.#credit(payment, settlement);
+  }
+
+  /** What the chain says of a payment whose settlement answer was lost: the transfer found is credited. */
+  async #fromChain(payment: PaymentRecord, rpcUrl: string): Promise<TopUpOutcome | "unused" | "unknown"> {
+    const onChain = await findSettlement(rpcUrl, payment.asset, payment.payer, payment.nonce);
+    if (typeof onChain === "string") return onChain;
+    return this.#credit(payment, { success: true, transaction: onChain.transaction, network: payment.network as `${string}:${string}`, payer: payment.payer });
   }
 
   /** Credits a settled payment, once: in the transaction that marks it settled. */
