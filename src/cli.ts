@@ -115,6 +115,14 @@ async function keys(args: string[]): Promise<void> {
 
 class UsageError extends Error {}
 
+/** `[--port N] [--host H]`: a free port (0) on loopback unless told otherwise. */
+function portAndHost(args: string[]): { port: number; host: string } {
+  const { values } = parseArgs({ args, options: { port: { type: "string", default: "0" }, host: { type: "string", default: "127.0.0.1" } } });
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError("--port must be a port number.");
+  return { port, host: values.host };
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, ...args] = argv;
   switch (command) {
@@ -131,18 +139,12 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case "browser-server": {
-      const { values } = parseArgs({ args, options: { port: { type: "string", default: "0" }, host: { type: "string", default: "127.0.0.1" } } });
-      const port = Number(values.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError("--port must be a port number.");
-      const server = await (await import("./commands/browser-server.js")).runBrowserServer(config(), { port, host: values.host });
+      const server = await (await import("./commands/browser-server.js")).runBrowserServer(config(), portAndHost(args));
       onShutdown(() => server.close());
       return;
     }
     case "x402-devnet": {
-      const { values } = parseArgs({ args, options: { port: { type: "string", default: "0" }, host: { type: "string", default: "127.0.0.1" } } });
-      const port = Number(values.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError("--port must be a port number.");
-      const devnet = await (await import("./commands/x402-devnet.js")).runX402Devnet({ port, host: values.host });
+      const devnet = await (await import("./commands/x402-devnet.js")).runX402Devnet(portAndHost(args));
       onShutdown(() => devnet.close());
       return;
     }

@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { ACTION_PARAMS, ACTION_PRICES } from "../domain/actions.js";
-import { ActionFailure } from "../domain/errors.js";
+import { ActionFailure, AppError } from "../domain/errors.js";
 import type { KeyRole, Principal } from "../domain/keys.js";
 import type { KeyListing, Store } from "../store/index.js";
-import { AppError } from "../domain/errors.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
 import { requirePermission, visibleAccount, visibleAction } from "./access.js";
 import * as accounts from "./accounts.js";
@@ -19,7 +18,7 @@ import { silentLogger, type Logger } from "./logger.js";
 import type { PlatformReference, PublicAction } from "../domain/public.js";
 import type { Surface } from "./next-step.js";
 import { Runner, type RunnerOptions } from "./runner.js";
-import type { X402Config } from "../config.js";
+import { X402_VARIABLES, type X402Config } from "../config.js";
 import { TopUps, type TopUpOutcome } from "../payments/top-ups.js";
 
 export interface EngineOptions {
@@ -96,7 +95,7 @@ export class Engine {
       logger,
       freeCredits: options.freeCredits ?? 100,
     };
-    this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: ["ACTION_SERVICE_X402_*"], maxCredits: 100_000, timeoutMs: 30_000 });
+    this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }
 
   /** Where this process serves live links, once known (port 0 is chosen when listening). */
@@ -174,7 +173,7 @@ export class Engine {
     const { store, lifecycle } = this.core;
     return store.transaction(() => {
       const revoked = store.workspaces.revokeKey(id, lifecycle.now());
-      const key = store.workspaces.listKeys().find((candidate) => candidate.id === id);
+      const key = store.workspaces.keyListing(id);
       if (!key) throw new AppError("not_found", `No key ${id}: \`action-service keys list\` shows every key's id.`);
       return { key, revoked };
     });

@@ -80,13 +80,13 @@ export const referenceTools = [
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     async handle(args, { engine, principal }) {
       const outcome = await engine.topUp(principal, args.credits, args.payment_signature);
-      const balance = engine.balance(principal);
       if (outcome.kind === "settled") {
         return {
           structured: { balance: outcome.balance, credited: outcome.credited, transaction: outcome.transaction },
           text: `Paid and settled (transaction ${outcome.transaction}): ${credits(outcome.credited)} added. Balance: ${credits(outcome.balance)}.`,
         };
       }
+      const balance = engine.balance(principal);
       const header = encodePaymentRequiredHeader(outcome.paymentRequired);
       const wanted = outcome.paymentRequired.accepts[0]!;
       const ask =

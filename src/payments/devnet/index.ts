@@ -5,7 +5,7 @@ import { toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import ganache from "ganache";
 import { Hono } from "hono";
-import { createPublicClient, createWalletClient, defineChain, getAddress, http, publicActions, type Address, type Hex } from "viem";
+import { createWalletClient, defineChain, getAddress, http, publicActions, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { compileContracts } from "./contracts.js";
 
@@ -73,20 +73,19 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   try {
     const chain = defineChain({ id: chainId, name: "action-service devnet", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } });
     const wallet = createWalletClient({ account: facilitatorAccount, chain, transport: http(rpcUrl) }).extend(publicActions);
-    const reader = createPublicClient({ chain, transport: http(rpcUrl) });
 
     const deploy = async (contract: { abi: readonly unknown[]; bytecode: Hex }, args: readonly unknown[]): Promise<Address> => {
       const hash = await wallet.deployContract({ abi: contract.abi, bytecode: contract.bytecode, args });
-      const receipt = await reader.waitForTransactionReceipt({ hash });
+      const receipt = await wallet.waitForTransactionReceipt({ hash });
       if (!receipt.contractAddress) throw new Error("A devnet contract was not deployed.");
       return getAddress(receipt.contractAddress);
     };
     const asset = await deploy(compiled.token, [TOKEN_NAME, TOKEN_VERSION]);
     const multicall = await deploy(compiled.multicall, []);
-    const multicallCode = await reader.getCode({ address: multicall });
-    await reader.request({ method: "evm_setAccountCode" as "eth_chainId", params: [MULTICALL3_ADDRESS, multicallCode] as unknown as undefined });
+    const multicallCode = await wallet.getCode({ address: multicall });
+    await chainServer.provider.request({ method: "evm_setAccountCode", params: [MULTICALL3_ADDRESS, multicallCode!] });
     const minted = await wallet.writeContract({ address: asset, abi: compiled.token.abi, functionName: "mint", args: [payer, PAYER_TOKENS] });
-    await reader.waitForTransactionReceipt({ hash: minted });
+    await wallet.waitForTransactionReceipt({ hash: minted });
 
     const facilitator = new x402Facilitator().register(network, new ExactEvmScheme(toFacilitatorEvmSigner(wallet as never)));
     facilitatorServer = await listen(facilitatorApp(facilitator), host, options.facilitatorPort ?? 0);

@@ -22,19 +22,11 @@ export interface PaymentRecord {
 }
 
 /** A claim on an authorization: what the top-up will pay, and the signed payload to keep sealed. */
-export interface PaymentClaim {
-  id: string;
-  workspace_id: string;
-  network: string;
-  asset: string;
-  payer: string;
-  nonce: string;
-  credits: number;
-  amount: string;
+export type PaymentClaim = Pick<PaymentRecord, "id" | "workspace_id" | "network" | "asset" | "payer" | "nonce" | "credits" | "amount"> & {
   payload: string;
   runner_id: string;
   now: string;
-}
+};
 
 const COLUMNS = "id, workspace_id, network, asset, payer, nonce, credits, amount, status, reason, transaction_hash, runner_id, created_at, updated_at";
 

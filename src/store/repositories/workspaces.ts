@@ -57,13 +57,21 @@ export class WorkspaceRepository {
 
   /** Every key (of one workspace, when given), oldest first, revoked ones included. */
   listKeys(workspaceId?: string): KeyListing[] {
+    return this.#listings("@workspace_id IS NULL OR k.workspace_id = @workspace_id", { workspace_id: workspaceId ?? null });
+  }
+
+  /** One key as `keys list` shows it, revoked or not. */
+  keyListing(id: string): KeyListing | undefined {
+    return this.#listings("k.id = @id", { id })[0];
+  }
+
+  #listings(where: string, parameters: Record<string, string | null>): KeyListing[] {
     const rows = this.db
       .prepare(
         `SELECT k.id, k.workspace_id, k.prefix, k.role, k.account_ids, k.created_at, k.revoked_at, w.name AS workspace_name
-           FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id
-          WHERE @workspace_id IS NULL OR k.workspace_id = @workspace_id ORDER BY k.created_at, k.rowid`,
+           FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE ${where} ORDER BY k.created_at, k.rowid`,
       )
-      .all({ workspace_id: workspaceId ?? null }) as (KeyRow & { revoked_at: string | null; workspace_name: string })[];
+      .all(parameters) as (KeyRow & { revoked_at: string | null; workspace_name: string })[];
     return rows.map((row) => ({ ...toKey(row), workspace_name: row.workspace_name, revoked_at: orUndefined(row.revoked_at) }));
   }
 
