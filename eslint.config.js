@@ -7,6 +7,7 @@ const LAYER_RULES = [
   { folder: "src/store", forbidden: ["../engine/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "playwright", "hono"] },
   { folder: "src/engine", forbidden: ["../browser/*", "../platforms/*", "../api/*", "../mcp/*", "playwright", "hono"] },
   { folder: "src/api", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "playwright", "better-sqlite3"] },
+  { folder: "src/web", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "../mcp/*", "../../mcp/*", "playwright", "better-sqlite3"] },
   { folder: "src/mcp", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "playwright", "better-sqlite3"] },
   { folder: "src/platforms", forbidden: ["../../store/*", "../../api/*", "../../mcp/*", "better-sqlite3", "hono"] },
   { folder: "src/sandbox", forbidden: ["../store/*", "../engine/*", "../api/*", "../mcp/*", "../browser/*", "better-sqlite3"] },

@@ -56,7 +56,7 @@ async function serve(args: string[]): Promise<void> {
   const { startServer } = await import("./server.js");
   const server = await startServer(settings, { logger, sandbox: values.sandbox });
   onShutdown(() => server.close());
-  console.log(`action-service listening on ${server.url} (REST /v1, MCP /mcp, OpenAPI /v1/openapi.json)`);
+  console.log(`action-service listening on ${server.url} (web app /app, REST /v1, MCP /mcp, OpenAPI /v1/openapi.json)`);
   if (server.sandbox) console.log(`sandbox platform on ${server.sandbox.url}`);
   if (server.service.firstKey) {
     console.log("First start: created a workspace and its admin API key. It is shown only this once; keep it safe:");

@@ -10,6 +10,7 @@ import { mountLive } from "./browser/live/routes.js";
 import { createService, listen, type Service, type ServiceParts } from "./main.js";
 import { defaultAllowedHosts, type OriginPolicy } from "./api/origin.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
+import { mountWebApp } from "./web/index.js";
 import { DRIVERS } from "./platforms/index.js";
 import { startSandbox, type RunningSandbox } from "./sandbox/index.js";
 
@@ -80,6 +81,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
       });
       onUpgrade = mountLive(app, { engine, hub, logger: options.logger, limiter, policy });
       mcp = mountMcpHttp(app, engine, { ...policy, limiter, logger: options.logger });
+      mountWebApp(app, { engine, limiter, policy, logger: options.logger });
       options.extend?.(app, engine, pool, executor);
     },
   });

@@ -8,6 +8,7 @@ const PERMISSION_WORDS: Record<Permission, string> = {
   act: "run, answer or cancel actions",
   manage_accounts: "create, change or delete accounts",
   pay: "top up credits",
+  manage_keys: "manage API keys",
 };
 
 export function requirePermission(principal: Principal, permission: Permission): void {

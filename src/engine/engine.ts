@@ -19,6 +19,8 @@ import type { PlatformReference, PublicAction } from "../domain/public.js";
 import type { Surface } from "./next-step.js";
 import { Runner, type RunnerOptions } from "./runner.js";
 import { X402_VARIABLES, type X402Config } from "../config.js";
+import type { LedgerEntry } from "../store/records.js";
+import { closeWebSession, csrfTokenMatches, openWebSession, webSession, type WebSession } from "./web-sessions.js";
 import { TopUps, type TopUpOutcome } from "../payments/top-ups.js";
 
 export interface EngineOptions {
@@ -57,6 +59,15 @@ function every(ms: number, name: string, logger: Logger, work: () => unknown): N
   }, ms);
   timer.unref();
   return timer;
+}
+
+/**
+ * Keys are managed by an admin key that may see every account: one limited to some accounts
+ * could otherwise issue itself a key without the limit.
+ */
+function requireKeyManager(principal: Principal): void {
+  requirePermission(principal, "manage_keys");
+  if (principal.accountIds) throw new AppError("forbidden", "This key is limited to some accounts and may not manage API keys.", { role: principal.role });
 }
 
 /** The action lifecycle behind both REST and MCP. */
@@ -115,11 +126,17 @@ export class Engine {
   start(): void {
     this.expireOverdueChallenges();
     this.core.runner.start();
-    purgeExpiredKeys(this.core);
+    this.#purgeExpired();
     // Payments a crashed process left between verify and settle: settled (credited once) or failed.
     this.topUps.reconcileInBackground();
     this.#sweep = every(this.options.sweepIntervalMs ?? 500, "deadline check", this.core.logger, () => this.expireOverdueChallenges());
-    this.#purge = every(PURGE_INTERVAL_MS, "idempotency purge", this.core.logger, () => purgeExpiredKeys(this.core));
+    this.#purge = every(PURGE_INTERVAL_MS, "purge", this.core.logger, () => this.#purgeExpired());
+  }
+
+  /** Idempotency records past their 24 h and web sessions past their deadline. */
+  #purgeExpired(): void {
+    purgeExpiredKeys(this.core);
+    this.core.store.webSessions.purgeExpired(this.core.lifecycle.now());
   }
 
   async stop(): Promise<void> {
@@ -173,10 +190,47 @@ export class Engine {
     const { store, lifecycle } = this.core;
     return store.transaction(() => {
       const revoked = store.workspaces.revokeKey(id, lifecycle.now());
+      store.webSessions.deleteForKey(id);
       const key = store.workspaces.keyListing(id);
       if (!key) throw new AppError("not_found", `No key ${id}: \`action-service keys list\` shows every key's id.`);
       return { key, revoked };
     });
+  }
+
+  /** The workspace's keys as an admin of it sees them (web app): never a secret or hash. */
+  workspaceKeys(principal: Principal): KeyListing[] {
+    requireKeyManager(principal);
+    return this.core.store.workspaces.listKeys(principal.workspaceId);
+  }
+
+  /** A new key in the caller's workspace; its plaintext exists only in the return value. */
+  createWorkspaceKey(principal: Principal, options: { role: KeyRole; accountIds?: string[] | undefined }): IssuedKey {
+    requireKeyManager(principal);
+    const workspace = this.core.store.workspaces.get(principal.workspaceId)!;
+    return this.issueKey({ workspaceName: workspace.name, role: options.role, accountIds: options.accountIds });
+  }
+
+  /** Revokes a key of the caller's workspace (another workspace's key is a 404, like any id it cannot see). */
+  revokeWorkspaceKey(principal: Principal, id: string): { key: KeyListing; revoked: boolean } {
+    requireKeyManager(principal);
+    const key = this.core.store.workspaces.keyListing(id);
+    if (!key || key.workspace_id !== principal.workspaceId) throw new AppError("not_found", "No such key.", { key_id: id });
+    return this.revokeKey(id);
+  }
+
+  // Web app sessions (DESIGN §12)
+  /** Exchanges an API key for a web session token; undefined when the key is not valid. */
+  openWebSession(key: string): { token: string; expiresAt: string } | undefined {
+    return openWebSession(this.core, key);
+  }
+  webSession(token: string): WebSession | undefined {
+    return webSession(this.core, token);
+  }
+  closeWebSession(token: string): void {
+    closeWebSession(this.core, token);
+  }
+  csrfTokenMatches(sessionToken: string, given: string): boolean {
+    return csrfTokenMatches(sessionToken, given);
   }
 
   authenticate(key: string): Principal | undefined {
@@ -271,6 +325,12 @@ export class Engine {
   balance(principal: Principal): number {
     requirePermission(principal, "read");
     return this.core.store.ledger.balance(principal.workspaceId);
+  }
+
+  /** The workspace's credit ledger, newest first, a page at a time (`before`: the last `seq` seen). */
+  ledger(principal: Principal, options: { limit: number; before?: number | undefined }): LedgerEntry[] {
+    requirePermission(principal, "read");
+    return this.core.store.ledger.newest(principal.workspaceId, options.limit, options.before);
   }
 
   /** Tops up the caller's workspace with an x402 payment (DESIGN §7): the requirements, or the credits added. */

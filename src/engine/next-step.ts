@@ -4,7 +4,7 @@ import type { ActionRecord, ChallengeRecord } from "../store/records.js";
 import type { Store } from "../store/index.js";
 
 /** The surface an action is read through: `next_step` names only its operations (DESIGN §3). */
-export type Surface = "rest" | "mcp";
+export type Surface = "rest" | "mcp" | "web";
 
 type Steps = Record<ActionErrorCode, (action: ActionRecord) => string>;
 
@@ -40,11 +40,31 @@ const AFTER_FAILURE: Record<Surface, Steps> = {
     browser_error: (a) => (a.committed_at ? "Check the platform first: it may already have done this. Retry only if it did not; if it repeats, send feedback." : "Retry; if it repeats, send feedback."),
     insufficient_credits: () => "Top up with top_up_credits (x402: it returns the requirements to sign, then settles), then run the action again.",
   },
+  web: {
+    signed_out: () => "Connect the account again (Connect on its page), or open a sign-in link there and sign in by hand.",
+    login_failed: () => "Fix the credentials on the account's page, then connect again.",
+    account_blocked: () => "Open a sign-in link on the account's page and clear the checkpoint in the live browser.",
+    rate_limited: () => "Space out actions on this account; try later.",
+    not_found: () => "Check the URL, handle or id.",
+    unsupported: () => "Use browser steps (type browser_steps), or send feedback.",
+    invalid_input: () => "Check the parameters: each field of the run form says what it takes.",
+    rejected: () => "Read the message, change the request, retry.",
+    ui_changed: () => "Retry later.",
+    challenge_timeout: () => "Run the action again and answer the challenge before its deadline.",
+    browser_unavailable: () => "Fix what the message names, then run it again: nothing was charged.",
+    browser_error: (a) => (a.committed_at ? "Check the platform first: it may already have done this. Retry only if it did not; if it repeats, send feedback." : "Retry; if it repeats, send feedback."),
+    insufficient_credits: () => "Top up on the Credits page (x402, paid from a browser wallet), then run the action again.",
+  },
 };
 
 /** What to do about a challenge, in the surface's operations. */
 function answerStep(surface: Surface, action: ActionRecord, challenge: ChallengeRecord): string {
   const by = `before ${challenge.expires_at}`;
+  if (surface === "web") {
+    return isAnswerableByApi(challenge.kind)
+      ? `Type the code in the answer box ${by}, or open the live browser.`
+      : `Open the live browser and complete the ${challenge.kind.replace("_", " ")} there ${by}, or on the other device.`;
+  }
   if (isAnswerableByApi(challenge.kind)) {
     return surface === "rest"
       ? `Answer with POST /v1/actions/${action.id}/answer {"answer": "…"} ${by}, or open challenge.sign_in_url.`

@@ -9,6 +9,7 @@ import { PaymentRepository } from "./repositories/payments.js";
 import { RunnerRepository } from "./repositories/runners.js";
 import { SignInLinkRepository } from "./repositories/sign-in-links.js";
 import { TotpStepRepository } from "./repositories/totp-steps.js";
+import { WebSessionRepository } from "./repositories/web-sessions.js";
 import { WorkspaceRepository } from "./repositories/workspaces.js";
 
 export { openDatabase, type Db } from "./database.js";
@@ -19,6 +20,7 @@ export type { SignInLinkRecord } from "./repositories/sign-in-links.js";
 export type { RunnerRecord } from "./repositories/runners.js";
 export type { PaymentRecord } from "./repositories/payments.js";
 export type { KeyListing } from "./repositories/workspaces.js";
+export type { WebSessionRecord } from "./repositories/web-sessions.js";
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */
 export class Store {
@@ -32,6 +34,7 @@ export class Store {
   readonly totpSteps: TotpStepRepository;
   readonly runners: RunnerRepository;
   readonly payments: PaymentRepository;
+  readonly webSessions: WebSessionRepository;
 
   constructor(
     readonly db: Db,
@@ -47,6 +50,7 @@ export class Store {
     this.totpSteps = new TotpStepRepository(db);
     this.runners = new RunnerRepository(db);
     this.payments = new PaymentRepository(db, sealer);
+    this.webSessions = new WebSessionRepository(db);
   }
 
   /**

@@ -1,3 +1,5 @@
+import { THEME_CSS } from "../../web/theme.js";
+
 /** The live-browser page: server-rendered shell, all behaviour in one nonce'd script. */
 export function livePage(nonce: string, title: string): string {
   return `<!doctype html>
@@ -8,10 +10,7 @@ export function livePage(nonce: string, title: string): string {
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)}</title>
-<style nonce="${nonce}">
-  :root { color-scheme: light; --ink:#1d2330; --muted:#5b6475; --line:#dde2ea; --accent:#2458d6; --ok:#17803d; --bad:#b42318; }
-  * { box-sizing: border-box; }
-  body { margin:0; font:15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color:var(--ink); background:#f4f6fa; }
+<style nonce="${nonce}">${THEME_CSS}
   header { display:flex; gap:.75rem; align-items:center; padding:.6rem 1rem; background:#fff; border-bottom:1px solid var(--line); }
   header strong { font-size:1rem; }
   header .who { color:var(--muted); overflow:hidden; text-overflow:ellipsis; white-space:nowrap; }
@@ -20,16 +19,6 @@ export function livePage(nonce: string, title: string): string {
   .screen { position:relative; background:#fff; border:1px solid var(--line); border-radius:10px; overflow:hidden; min-height:12rem; touch-action: pan-y; }
   .screen img { display:block; width:100%; height:auto; cursor:pointer; user-select:none; -webkit-user-drag:none; }
   .screen .idle { padding:3rem 1rem; text-align:center; color:var(--muted); }
-  aside .card { background:#fff; border:1px solid var(--line); border-radius:10px; padding:1rem; margin-bottom:1rem; }
-  .kind { display:inline-block; font-size:.75rem; font-weight:600; text-transform:uppercase; letter-spacing:.04em; color:var(--accent); }
-  .countdown { font-variant-numeric: tabular-nums; font-weight:600; }
-  .status { font-weight:600; }
-  .status.succeeded, .status.connected { color:var(--ok); } .status.failed, .status.canceled, .status.expired { color:var(--bad); }
-  label { display:block; font-weight:600; margin:.5rem 0 .25rem; }
-  input[type=text] { width:100%; padding:.55rem .6rem; font:inherit; border:1px solid #b9c1cf; border-radius:8px; }
-  button { margin-top:.5rem; padding:.5rem .9rem; font:inherit; font-weight:600; color:#fff; background:var(--accent); border:0; border-radius:8px; cursor:pointer; }
-  .note { color:var(--muted); font-size:.85rem; }
-  [hidden] { display:none !important; }
 </style>
 </head>
 <body>

@@ -26,14 +26,23 @@ export class LedgerRepository {
   }
 
   entries(workspaceId: string): LedgerEntry[] {
-    return (this.db.prepare("SELECT * FROM credit_ledger WHERE workspace_id = ? ORDER BY seq").all(workspaceId) as LedgerEntry[]).map((row) => ({
-      ...row,
-      action_id: row.action_id ?? undefined,
-      reference: row.reference ?? undefined,
-    }));
+    return (this.db.prepare("SELECT * FROM credit_ledger WHERE workspace_id = ? ORDER BY seq").all(workspaceId) as LedgerEntry[]).map(toEntry);
+  }
+
+  /** Newest first: up to `limit` entries older than `beforeSeq` (from the newest when absent). */
+  newest(workspaceId: string, limit: number, beforeSeq?: number): LedgerEntry[] {
+    return (
+      this.db
+        .prepare("SELECT * FROM credit_ledger WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?")
+        .all(workspaceId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as LedgerEntry[]
+    ).map(toEntry);
   }
 
   hasReference(reference: string): boolean {
     return this.db.prepare("SELECT 1 FROM credit_ledger WHERE reference = ?").get(reference) !== undefined;
   }
+}
+
+function toEntry(row: LedgerEntry): LedgerEntry {
+  return { ...row, action_id: row.action_id ?? undefined, reference: row.reference ?? undefined };
 }
