@@ -9,7 +9,11 @@ import { clearSessionCookie, setSessionCookie, sessionToken, type WebEnv, type W
 
 /** Where to go after signing in: only a path inside the web app (never another site). */
 function safeNext(value: string | undefined): string {
-  return value && /^\/app(\/[\w\-./?=&%~]*)?$/.test(value) && !value.startsWith("//") ? value : "/app/actions";
+  const fallback = "/app/actions";
+  if (!value?.startsWith("/") || value.startsWith("//") || value.includes("\\")) return fallback;
+  const url = new URL(value, "http://app.invalid");
+  const inside = url.origin === "http://app.invalid" && (url.pathname === "/app" || url.pathname.startsWith("/app/"));
+  return inside ? url.pathname + url.search : fallback;
 }
 
 function signInPage(options: { next: string; error?: string | undefined; notice?: string | undefined }) {
