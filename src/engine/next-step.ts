@@ -60,10 +60,11 @@ const AFTER_FAILURE: Record<Surface, Steps> = {
 /** What to do about a challenge, in the surface's operations. */
 function answerStep(surface: Surface, action: ActionRecord, challenge: ChallengeRecord): string {
   const by = `before ${challenge.expires_at}`;
+  // The page shows the deadline as a countdown beside this.
   if (surface === "web") {
     return isAnswerableByApi(challenge.kind)
-      ? `Type the code in the answer box ${by}, or open the live browser.`
-      : `Open the live browser and complete the ${challenge.kind.replace("_", " ")} there ${by}, or on the other device.`;
+      ? "Type the code in the answer box before the time runs out, or open the live browser."
+      : `Open the live browser and complete the ${challenge.kind.replace("_", " ")} there before the time runs out, or on the other device.`;
   }
   if (isAnswerableByApi(challenge.kind)) {
     return surface === "rest"

@@ -23,16 +23,18 @@ export const APP_CSS = `${THEME_CSS}
   .error { background:#fdf0ef; border:1px solid #f1c4bf; border-radius:10px; padding:.6rem 1rem; color:var(--bad); }
   .field-error { color:var(--bad); font-size:.85rem; margin:.25rem 0 0; }
   .grid { display:grid; grid-template-columns: minmax(0,2fr) minmax(0,1fr); gap:1rem; align-items:start; }
-  @media (max-width: 800px) { .grid { grid-template-columns: 1fr; } main { padding:.6rem; } }
+  @media (max-width: 800px) { .grid { grid-template-columns: minmax(0,1fr); } main { padding:.6rem; } }
+  @media (max-width: 640px) { header.top nav { order:3; flex-basis:100%; } header.top nav a { padding:.35rem .5rem; } }
   .row { display:flex; flex-wrap:wrap; gap:.5rem; align-items:end; }
-  .row > * { flex: 1 1 10rem; }
+  .row > * { flex: 1 1 14rem; }
   .row > button, .row > .button { flex: 0 0 auto; }
   .actions-bar { display:flex; flex-wrap:wrap; gap:.5rem; align-items:center; }
+  .actions-bar h1 { margin:.5rem auto .5rem 0; }
   .actions-bar form { margin:0; }
   dl.facts { display:grid; grid-template-columns: max-content minmax(0,1fr); gap:.35rem 1rem; margin:0; }
   dl.facts dt { color:var(--muted); }
   dl.facts dd { margin:0; overflow-wrap:anywhere; }
-  pre { background:#f7f8fb; border:1px solid var(--line); border-radius:8px; padding:.6rem; overflow:auto; font-size:.85rem; margin:.25rem 0; }
+  pre { background:#f7f8fb; border:1px solid var(--line); border-radius:8px; padding:.6rem; overflow:auto; white-space:pre-wrap; overflow-wrap:anywhere; font-size:.85rem; margin:.25rem 0; }
   .big { font-size:2rem; font-weight:700; font-variant-numeric: tabular-nums; }
   .secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap:anywhere; background:#fff8e6; border:1px solid #f0d9a0; border-radius:8px; padding:.6rem; }
   .table { overflow-x:auto; background:#fff; border:1px solid var(--line); border-radius:10px; }

@@ -82,7 +82,7 @@ export function time(iso: string | undefined): Html {
 
 /** An action type for people: `send_message` → "Send message". */
 export function typeTitle(type: string): string {
-  const words = type.replace(/_/g, " ");
+  const words = type.replace(/_/g, " ").replace(/\b(url|id)\b/g, (word) => word.toUpperCase());
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 

@@ -1,6 +1,6 @@
 import { html } from "hono/html";
 import { AppError } from "../domain/errors.js";
-import type { Html } from "./layout.js";
+import { typeTitle, type Html } from "./layout.js";
 
 /** A JSON Schema, as `GET /v1/platforms` gives each action type's params. */
 interface Schema {
@@ -59,7 +59,8 @@ function kindOf(schema: Schema): ParamField["kind"] {
 export function paramInputs(schema: Schema, values: Record<string, string>, errors: Record<string, string>): Html {
   const { fields, alternatives } = paramFields(schema);
   if (fields.length === 0) return html`<p class="note">This action takes no parameters.</p>`;
-  const alternativesNote = alternatives.length > 0 ? html`<p class="note" id="alternatives">Give one of: ${alternatives.map((names) => names.join(" and ")).join("; or ")}.</p>` : "";
+  const alternativesNote =
+    alternatives.length > 0 ? html`<p class="note" id="alternatives">Give one of these: ${alternatives.map((names) => names.map(typeTitle).join(" and ")).join(", or ")}.</p>` : "";
   return html`${alternativesNote}${fields.map((item) => input(item, values[item.name] ?? "", errors[item.name]))}`;
 }
 
@@ -68,8 +69,7 @@ function input(item: ParamField, value: string, error: string | undefined): Html
   const hint = [item.schema.description, item.kind === "json" ? "JSON, as in the action reference." : ""].filter(Boolean).join(" ");
   const described = [hint ? `${id}-hint` : "", error ? `${id}-error` : ""].filter(Boolean).join(" ");
   const common = html`id="${id}" name="${PREFIX}${item.name}"${item.required ? html` required` : ""}${described ? html` aria-describedby="${described}"` : ""}${error ? html` aria-invalid="true"` : ""}`;
-  const words = item.name.replace(/_/g, " ");
-  const label = html`${words.charAt(0).toUpperCase() + words.slice(1)}${item.required ? "" : html` <span class="note">(optional)</span>`}`;
+  const label = html`${typeTitle(item.name)}${item.required ? "" : html` <span class="note">(optional)</span>`}`;
   const control =
     item.kind === "boolean"
       ? html`<label class="check"><input type="checkbox" ${common} value="true"${value === "true" ? html` checked` : ""}> ${label}</label>`

@@ -239,7 +239,7 @@ describe("the run form", () => {
     const form = await web.send("GET", `/app/actions/new?account_id=${account.id}&type=lookup_person`);
     expect(form.text).toContain('name="p.handle"');
     expect(form.text).toContain('name="p.url"');
-    expect(form.text).toContain("Give one of: handle; or url.");
+    expect(form.text).toContain("Give one of these: Handle, or URL.");
     const post = await web.send("GET", `/app/actions/new?account_id=${account.id}&type=post`);
     expect(post.text).toMatch(/<textarea id="param-text" name="p.text" required/);
     const refused = await web.send("POST", "/app/actions", { form: { _csrf: await web.csrf(), account_id: account.id, type: "post", "p.text": "" } });

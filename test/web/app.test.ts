@@ -1,0 +1,218 @@
+import { AxeBuilder } from "@axe-core/playwright";
+import { mkdirSync } from "node:fs";
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
+import { startLiveService, type LiveService } from "../helpers/live-service.js";
+
+// The web app as a person uses it: real Chromium (desktop and phone) against a real service,
+// real SQLite and the real sandbox platform.
+
+const DESKTOP = { viewport: { width: 1280, height: 860 } };
+const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
+
+let live: LiveService;
+let person: Browser;
+
+beforeAll(async () => {
+  live = await startLiveService();
+  person = await chromium.launch({ executablePath: findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path, args: CHROMIUM_ARGS });
+  mkdirSync("test-artifacts", { recursive: true });
+}, 60_000);
+afterAll(async () => {
+  await person?.close();
+  await live?.close();
+});
+
+async function signedIn(key: string, device = DESKTOP): Promise<Page> {
+  const context = await person.newContext(device);
+  const page = await context.newPage();
+  await page.goto(`${live.url}/app`);
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/app\/actions$/);
+  return page;
+}
+
+/** Every serious or critical accessibility violation on the page (axe-core). */
+async function seriousViolations(page: Page): Promise<string[]> {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical").map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
+}
+
+/** Everything the browser keeps for the page: storage of both kinds, script-visible cookies, and every cookie value. */
+async function browserStorage(page: Page): Promise<string> {
+  const inPage = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }));
+  const cookies = await page.context().cookies();
+  return inPage + JSON.stringify(cookies);
+}
+
+/** Clicks, through the live view, where an element of the account's page is. */
+async function clickThrough(view: Page, accountPage: Page, target: Locator): Promise<void> {
+  const box = (await target.boundingBox())!;
+  const viewport = accountPage.viewportSize()!;
+  const screen = view.locator("#screen");
+  await screen.waitFor({ state: "visible" });
+  const shown = (await screen.boundingBox())!;
+  await screen.click({ position: { x: ((box.x + box.width / 2) / viewport.width) * shown.width, y: ((box.y + box.height / 2) / viewport.height) * shown.height } });
+}
+
+async function addAccount(page: Page, username: string): Promise<string> {
+  await page.getByRole("link", { name: "Accounts" }).click();
+  await page.getByLabel("Sign-in name").fill(username);
+  await page.getByLabel("Password (optional)").fill("sandbox-password");
+  await page.getByRole("button", { name: "Add the account" }).click();
+  await page.waitForURL(/\/app\/accounts\/acc_/);
+  return page.url().split("/").pop()!.split("?")[0]!;
+}
+
+describe("signing in and out", () => {
+  for (const [name, device] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
+    it(`on a ${name}: the key never reaches browser storage, and signing out ends the session`, async () => {
+      const page = await signedIn(live.key, device);
+      await expect.poll(() => page.getByRole("heading", { name: "Actions" }).isVisible()).toBe(true);
+      for (const path of ["/app/accounts", "/app/credits", "/app/keys", "/app/actions/new"]) {
+        await page.goto(live.url + path);
+        expect(await page.content()).not.toContain(live.key);
+      }
+      const stored = await browserStorage(page);
+      expect(stored).not.toContain(live.key);
+      expect(stored).not.toContain(live.key.slice(3, 20));
+      expect(await page.evaluate(() => document.cookie)).toBe(""); // HttpOnly: no script reads it
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.waitForURL(/\/app\/sign-in\?signed_out=1/);
+      await expect.poll(() => page.getByRole("status").first().innerText()).toContain("You are signed out.");
+      await page.goto(`${live.url}/app/accounts`);
+      expect(page.url()).toContain("/app/sign-in?next=%2Fapp%2Faccounts");
+      await page.context().close();
+    });
+  }
+});
+
+describe("another site cannot act with a person's session", () => {
+  it("a form on another site (cross-site or same-site on another port) that posts to the app is refused and adds nothing", async () => {
+    const page = await signedIn(live.key);
+    const before = (await live.api("GET", "/v1/accounts")).json.data.length;
+    const servicePort = new URL(live.url).port;
+    const attack = `<form id="f" method="post" action="${live.url}/app/accounts"><input name="platform" value="sandbox"><input name="username" value="mallory"><input name="password" value="x"></form><script>document.getElementById("f").submit()</script>`;
+    // localhost is another site than 127.0.0.1 (no cookie is sent); the sandbox's port is the same site, another origin.
+    for (const evil of [`http://localhost:${servicePort}/evil`, `${live.sandbox.url}/evil`]) {
+      await page.route(evil, (route) => route.fulfill({ contentType: "text/html", body: attack }));
+      const response = page.waitForResponse((candidate) => candidate.url().startsWith(`${live.url}/app/accounts`) || candidate.url().includes("/app/sign-in"));
+      await page.goto(evil);
+      const answered = await response;
+      expect([303, 403], evil).toContain(answered.status());
+      await page.unroute(evil);
+    }
+    expect((await live.api("GET", "/v1/accounts")).json.data.length).toBe(before);
+    await page.context().close();
+  });
+});
+
+describe("accounts and actions", () => {
+  it("an account is added and connected through an emailed code typed in the action page's answer box", async () => {
+    const handle = await live.user("email");
+    const page = await signedIn(live.key);
+    const accountId = await addAccount(page, handle);
+    await expect.poll(() => page.getByRole("status").first().innerText()).toContain("Account added.");
+    await page.getByRole("button", { name: "Connect" }).click();
+    await page.waitForURL(/\/app\/actions\/act_/);
+    // The page follows the action on its own until the challenge shows.
+    await expect.poll(() => page.locator("#challenge-message").isVisible(), { timeout: 30_000 }).toBe(true);
+    expect(await page.locator(".kind").innerText()).toMatch(/emailed code/i);
+    await expect.poll(() => page.locator("#countdown").innerText()).toMatch(/^\d+:\d\d$/);
+    await page.screenshot({ path: "test-artifacts/web-challenge-desktop.png", fullPage: true });
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByLabel("Code").fill(await live.latestCode(handle));
+    await page.getByRole("button", { name: "Send answer" }).click();
+    await expect.poll(() => page.locator("h2#state-title .status").innerText(), { timeout: 30_000 }).toBe("succeeded");
+    expect((await live.api("GET", `/v1/accounts/${accountId}`)).json.status).toBe("connected");
+    await page.goto(`${live.url}/app/accounts/${accountId}`);
+    expect(await page.locator("#status-title .status").innerText()).toBe("connected");
+    await page.context().close();
+  });
+
+  it("on a phone: a post is run from the form built from the action reference, and the page shows it finish", async () => {
+    const handle = await live.user("none");
+    const accountId = await live.account(handle);
+    const page = await signedIn(live.key, PHONE);
+    await page.getByRole("link", { name: "Run an action" }).tap();
+    await page.getByLabel("Account", { exact: true }).selectOption(accountId);
+    await page.waitForURL(new RegExp(`account_id=${accountId}`));
+    await page.getByLabel("Action", { exact: true }).selectOption("post");
+    await page.waitForURL(/type=post/);
+    const text = `Hello from the web app ${handle}`;
+    await page.getByLabel("Text").fill(text);
+    await page.getByRole("button", { name: "Run", exact: true }).tap();
+    await page.waitForURL(/\/app\/actions\/act_/);
+    await expect.poll(() => page.locator("h2#state-title .status").innerText(), { timeout: 30_000 }).toBe("succeeded");
+    const url = await page.getByRole("link", { name: /\/posts\// }).innerText();
+    expect((await live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)).map((post: { text: string }) => post.text)).toEqual([text]);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/posts\//);
+    await page.screenshot({ path: "test-artifacts/web-action-phone.png", fullPage: true });
+    await page.context().close();
+  });
+
+  it("a captcha is solved in the live browser opened from the action page, which then shows the action succeed", async () => {
+    const accountId = await live.account("frank");
+    const page = await signedIn(live.key);
+    await page.goto(`${live.url}/app/accounts/${accountId}`);
+    await page.getByRole("button", { name: "Connect" }).click();
+    await page.waitForURL(/\/app\/actions\/act_/);
+    const actionId = page.url().split("/").pop()!;
+    await expect.poll(() => page.locator("#challenge-message").isVisible(), { timeout: 30_000 }).toBe(true);
+    expect(await page.locator(".kind").innerText()).toMatch(/puzzle/i);
+    expect(await page.getByLabel("Code").count()).toBe(0); // a captcha has no answer box
+    const [view] = await Promise.all([page.context().waitForEvent("page"), page.getByRole("link", { name: "Open the live browser" }).click()]);
+    await view.locator("#screen").waitFor({ state: "visible" });
+    const word = /showing an? (\S+)/.exec(await view.locator("#message").innerText())![1]!;
+    const accountPage = live.server.executor.pages.get(actionId)!;
+    for (const tile of await accountPage.getByRole("button", { name: word, exact: true }).all()) {
+      await clickThrough(view, accountPage, tile);
+      await expect.poll(() => tile.getAttribute("aria-pressed")).toBe("true");
+    }
+    await clickThrough(view, accountPage, accountPage.getByRole("button", { name: "Verify", exact: true }));
+    await expect.poll(() => page.locator("h2#state-title .status").innerText(), { timeout: 30_000 }).toBe("succeeded");
+    await page.context().close();
+  });
+});
+
+describe("every page, for people and their tools", () => {
+  async function tour(page: Page, device: string, ids: { account: string; action: string }): Promise<Record<string, string[]>> {
+    const found: Record<string, string[]> = {};
+    const pages: [string, string][] = [
+      ["actions", "/app/actions"],
+      ["run", `/app/actions/new?account_id=${ids.account}&type=lookup_person`],
+      ["action", `/app/actions/${ids.action}`],
+      ["accounts", "/app/accounts"],
+      ["account", `/app/accounts/${ids.account}`],
+      ["credits", "/app/credits"],
+      ["keys", "/app/keys"],
+    ];
+    for (const [name, path] of pages) {
+      await page.goto(live.url + path);
+      await page.screenshot({ path: `test-artifacts/web-${name}-${device}.png`, fullPage: true });
+      found[name] = await seriousViolations(page);
+    }
+    return found;
+  }
+
+  it("have no serious or critical accessibility violations, on a desktop and on a phone, and start with a skip link", async () => {
+    const accountId = await live.account(await live.user("none"));
+    const action = await live.run(accountId, "lookup_person", { handle: "frank" });
+    const clean = { actions: [], run: [], action: [], accounts: [], account: [], credits: [], keys: [] };
+    for (const [name, device] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
+      const context: BrowserContext = await person.newContext(device);
+      const signIn = await context.newPage();
+      await signIn.goto(`${live.url}/app/sign-in`);
+      expect(await seriousViolations(signIn), "sign-in").toEqual([]);
+      await signIn.screenshot({ path: `test-artifacts/web-sign-in-${name}.png`, fullPage: true });
+      await context.close();
+      const page = await signedIn(live.key, device);
+      expect(await tour(page, name, { account: accountId, action: action.id })).toEqual(clean);
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+      await page.context().close();
+    }
+  }, 120_000);
+});
