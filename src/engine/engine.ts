@@ -328,9 +328,14 @@ export class Engine {
   }
 
   /** The workspace's credit ledger, newest first, a page at a time (`before`: the last `seq` seen). */
-  ledger(principal: Principal, options: { limit: number; before?: number | undefined }): LedgerEntry[] {
+  ledger(principal: Principal, options: { limit: number; before?: number | undefined }): (LedgerEntry & { transaction?: string })[] {
     requirePermission(principal, "read");
-    return this.core.store.ledger.newest(principal.workspaceId, options.limit, options.before);
+    const { store } = this.core;
+    return store.ledger.newest(principal.workspaceId, options.limit, options.before).map((entry) => {
+      // A top-up names its settlement on chain, where the payer can find it.
+      const payment = entry.kind === "top_up" && entry.reference?.startsWith("x402:") ? store.payments.get(entry.reference.slice(5)) : undefined;
+      return payment?.transaction_hash ? { ...entry, transaction: payment.transaction_hash } : entry;
+    });
   }
 
   /** Tops up the caller's workspace with an x402 payment (DESIGN §7): the requirements, or the credits added. */

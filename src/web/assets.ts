@@ -40,7 +40,7 @@ export const APP_CSS = `${THEME_CSS}
   .table { overflow-x:auto; background:#fff; border:1px solid var(--line); border-radius:10px; }
   table { width:100%; border-collapse:collapse; }
   th, td { text-align:left; padding:.5rem .75rem; border-bottom:1px solid var(--line); vertical-align:top; overflow-wrap:anywhere; }
-  th { font-size:.8rem; text-transform:uppercase; letter-spacing:.03em; color:var(--muted); }
+  th { white-space:nowrap; overflow-wrap:normal; font-size:.8rem; text-transform:uppercase; letter-spacing:.03em; color:var(--muted); }
   tbody tr:last-child td { border-bottom:0; }
   @media (max-width: 640px) {
     table, thead, tbody, tr, td { display:block; }
@@ -123,18 +123,24 @@ document.addEventListener("DOMContentLoaded", () => {
       return { status: response.status, body: await response.json().catch(() => ({})) };
     };
     button.disabled = true;
+    // Which step failed decides what to say: before signing nothing can have been paid.
+    let step = "ask";
+    let chainId;
     try {
       say("Asking for the payment requirements…");
       const asked = await post({ credits });
       if (asked.status !== 402) return say((asked.body.error && asked.body.error.message) || "Top-ups are not available.");
       const required = asked.body.payment_required;
       const accepted = required.accepts[0];
-      const chainId = Number(accepted.network.split(":")[1]);
+      chainId = Number(accepted.network.split(":")[1]);
+      step = "wallet";
       say("Connect your wallet…");
       const [from] = await wallet.request({ method: "eth_requestAccounts" });
       if (parseInt(await wallet.request({ method: "eth_chainId" }), 16) !== chainId) {
         say("Switch your wallet to chain " + chainId + "…");
+        step = "switch";
         await wallet.request({ method: "wallet_switchEthereumChain", params: [{ chainId: "0x" + chainId.toString(16) }] });
+        step = "wallet";
       }
       const now = Math.floor(Date.now() / 1000);
       const nonce = "0x" + Array.from(crypto.getRandomValues(new Uint8Array(32)), (byte) => byte.toString(16).padStart(2, "0")).join("");
@@ -150,6 +156,7 @@ document.addEventListener("DOMContentLoaded", () => {
       };
       say("Sign the payment in your wallet…");
       const signature = await wallet.request({ method: "eth_signTypedData_v4", params: [from, JSON.stringify(typedData)] });
+      step = "pay";
       say("Paying…");
       const payload = { x402Version: 2, resource: required.resource, accepted, payload: { signature, authorization } };
       const paid = await post({ credits, payment_signature: btoa(JSON.stringify(payload)) });
@@ -158,7 +165,12 @@ document.addEventListener("DOMContentLoaded", () => {
       say("Paid: " + paid.body.credited + " credits added (transaction " + paid.body.transaction + ").");
       setTimeout(() => location.assign("/app/credits?done=top_up"), 1200);
     } catch (error) {
-      say(error && error.code === 4001 ? "You declined in the wallet; nothing was paid." : "The wallet did not sign: " + ((error && error.message) || error));
+      const reason = (error && error.message) || String(error);
+      if (error && error.code === 4001) say("You declined in the wallet; nothing was paid.");
+      else if (step === "switch") say("Your wallet could not switch to chain " + chainId + " (" + reason + "). Add that network to the wallet, then try again; nothing was paid.");
+      else if (step === "pay") say("The signed payment could not be sent (" + reason + "). Reload this page before trying again: if it was settled, its credits are in the ledger, and a payment is never credited twice.");
+      else if (step === "wallet") say("The wallet did not sign (" + reason + "); nothing was paid.");
+      else say("The payment requirements could not be fetched (" + reason + "); nothing was paid.");
     } finally {
       button.disabled = false;
     }

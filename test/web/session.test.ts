@@ -262,3 +262,29 @@ it("an unknown page inside the app is an HTML 404; its status poll answers JSON"
   const poll = await web.send("GET", "/app/actions?poll=1");
   expect(poll.json).toEqual({ version: expect.any(String) });
 });
+
+it("a sign-in link made on an account's page is shown once, as a link to the live browser", async () => {
+  const admin = h.engine.authenticate(h.adminKey)!;
+  const account = h.engine.createAccount(admin, { platform: "sandbox", username: "owner" });
+  await web.signIn(h.adminKey);
+  const made = await web.send("POST", `/app/accounts/${account.id}/sign-in-links`, { form: { _csrf: await web.csrf() } });
+  expect(made.status).toBe(200);
+  const url = /id="link-url" readonly value="([^"]+)"/.exec(made.text)![1]!;
+  expect(url).toMatch(/^http:\/\/127\.0\.0\.1:8787\/live\/[A-Za-z0-9_-]{43}$/);
+  expect(made.text).toContain(`href="${url}" target="_blank"`);
+  expect(h.engine.resolveLiveToken(url.split("/").pop()!)).toMatchObject({ kind: "sign_in" });
+  expect((await web.send("GET", `/app/accounts/${account.id}`)).text).not.toContain(url);
+});
+
+it("the web app draws on the key's rate limit like every surface: 429 with Retry-After", async () => {
+  await h.destroy();
+  h = webHarness({ perMinute: 3 });
+  web = new WebClient(h.app);
+  await web.signIn(h.adminKey);
+  const statuses = [];
+  for (let i = 0; i < 4; i += 1) statuses.push((await web.send("GET", "/app/credits")).status);
+  expect(statuses).toEqual([200, 200, 200, 429]);
+  const refused = await web.send("GET", "/app/credits");
+  expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+  expect(refused.text).toContain("Too many requests");
+});

@@ -200,6 +200,8 @@ describe("topping up credits from the Credits page with a browser wallet", () =>
     expect(await page.locator(".notice:not([hidden])").innerText()).toContain("Top-up paid");
     const newestTopUp = page.getByRole("row").filter({ hasText: "Top-up (x402)" }).first();
     await expect.poll(() => newestTopUp.getByRole("cell").nth(2).innerText()).toBe("+50");
+    // After the page has moved on, the ledger still names the settlement on chain.
+    expect(await newestTopUp.getByRole("cell").nth(3).innerText()).toBe(`transaction ${transaction}`);
 
     // The money moved on chain, once, by the price of 50 credits, in the transaction the page named.
     const price = pricePerCredit() * 50n;

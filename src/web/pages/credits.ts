@@ -30,7 +30,7 @@ export function creditRoutes(web: Hono<WebEnv>, engine: Engine): void {
         title: "Credits",
         viewer: c.get("viewer"),
         section: "credits",
-        notice: c.req.query("done") === "top_up" ? "Top-up paid: the credits are in the balance and the ledger." : undefined,
+        notice: c.req.query("done") === "top_up" ? "Top-up paid: the credits are in the balance, and the ledger names the transaction." : undefined,
         body: html`<h1>Credits</h1>
 <div class="grid">
 <section class="card" aria-labelledby="balance-title">
@@ -50,7 +50,17 @@ ${table({
     { title: "When", cell: (entry) => time(entry.created_at) },
     { title: "What", cell: (entry) => KIND_WORDS[entry.kind] },
     { title: "Credits", cell: (entry) => (entry.amount > 0 ? `+${entry.amount}` : String(entry.amount)) },
-    { title: "For", cell: (entry) => (entry.action_id ? html`<a href="/app/actions/${entry.action_id}">${entry.action_id}</a>` : html`<code>${entry.reference ?? ""}</code>`) },
+    {
+      title: "For",
+      cell: (entry) =>
+        entry.action_id
+          ? html`<a href="/app/actions/${entry.action_id}">${entry.action_id}</a>`
+          : entry.transaction
+            ? html`transaction <code>${entry.transaction}</code>`
+            : entry.reference?.startsWith("welcome:")
+              ? "welcome credits of a new workspace"
+              : html`<code>${entry.reference ?? ""}</code>`,
+    },
   ],
 })}
 ${older ? html`<p class="pager"><a href="${older}">Older entries</a></p>` : ""}
