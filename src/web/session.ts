@@ -5,6 +5,7 @@ import { checkHostAndOrigin, type OriginPolicy } from "../api/origin.js";
 import type { Engine } from "../engine/engine.js";
 import { callerOf, tooManyRequests, type RateLimiter } from "../engine/rate-limit.js";
 import type { WebSession } from "../engine/web-sessions.js";
+import { ROLE_PERMISSIONS, type Permission, type Principal } from "../domain/keys.js";
 import type { Viewer } from "./layout.js";
 
 /** The session cookie: a random token (never the API key), HttpOnly, SameSite=Strict, only sent to /app. */
@@ -109,4 +110,9 @@ export async function formField(c: Context, name: string): Promise<string | unde
   const body = await c.req.parseBody();
   const value = body[name];
   return typeof value === "string" ? value : undefined;
+}
+
+/** Whether the page offers what needs `permission` (the engine refuses it anyway). */
+export function may(principal: Principal, permission: Permission): boolean {
+  return ROLE_PERMISSIONS[principal.role].has(permission);
 }

@@ -2,22 +2,20 @@ import type { Hono } from "hono";
 import { html } from "hono/html";
 import { parse } from "../../api/app.js";
 import { AppError } from "../../domain/errors.js";
-import { ROLE_PERMISSIONS, type Principal } from "../../domain/keys.js";
+import type { Principal } from "../../domain/keys.js";
 import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts.js";
 import type { Engine } from "../../engine/engine.js";
 import type { AccountRecord } from "../../store/records.js";
 import { errorBox, field, fieldErrors, readForm } from "../forms.js";
 import { csrfField, page, status, table, time, typeTitle, type Html, type Viewer } from "../layout.js";
 import { isPoll, liveVersion, pollUrl } from "../live.js";
-import type { WebEnv } from "../session.js";
+import { may, type WebEnv } from "../session.js";
 
 const NOTICES: Record<string, string> = {
   added: "Account added. Connect it to sign in, or open a sign-in link to sign in by hand.",
   updated: "Credentials saved.",
   removed: "Account removed, with its credentials and browser session.",
 };
-
-const may = (principal: Principal, permission: "act" | "manage_accounts"): boolean => ROLE_PERMISSIONS[principal.role].has(permission);
 
 type Refused = { message: string; errors: Record<string, string>; values: Record<string, string> };
 

@@ -3,7 +3,7 @@ import { html } from "hono/html";
 import { parse } from "../../api/app.js";
 import { isAnswerableByApi } from "../../domain/challenges.js";
 import { AppError } from "../../domain/errors.js";
-import { ROLE_PERMISSIONS, type Principal } from "../../domain/keys.js";
+import type { Principal } from "../../domain/keys.js";
 import type { PlatformReference, PublicAction } from "../../domain/public.js";
 import { ACTION_STATUSES, isTerminal } from "../../domain/status.js";
 import { AnswerInput, CreateActionInput, ListActionsQuery } from "../../engine/actions.js";
@@ -13,7 +13,7 @@ import { errorBox, fieldErrors, readForm } from "../forms.js";
 import { csrfField, page, status, table, time, typeTitle, type Html, type Viewer } from "../layout.js";
 import { isPoll, liveVersion, pollUrl } from "../live.js";
 import { paramInputs, paramsFromForm, submittedValues } from "../params-form.js";
-import type { WebEnv } from "../session.js";
+import { may, type WebEnv } from "../session.js";
 
 const KIND_NAMES: Record<string, string> = {
   two_factor_code: "Authenticator code",
@@ -23,8 +23,6 @@ const KIND_NAMES: Record<string, string> = {
   captcha: "Puzzle",
   other: "Sign-in step",
 };
-
-const may = (principal: Principal, permission: "act" | "manage_accounts"): boolean => ROLE_PERMISSIONS[principal.role].has(permission);
 
 function accountName(account: AccountRecord | undefined): string {
   return account ? `${account.username} on ${account.platform}` : "(removed account)";

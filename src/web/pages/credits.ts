@@ -3,11 +3,10 @@ import { html } from "hono/html";
 import { z } from "zod";
 import { parse } from "../../api/app.js";
 import { AppError } from "../../domain/errors.js";
-import { ROLE_PERMISSIONS } from "../../domain/keys.js";
 import type { Engine } from "../../engine/engine.js";
 import type { LedgerEntry } from "../../store/records.js";
 import { page, table, time, type Html } from "../layout.js";
-import type { WebEnv } from "../session.js";
+import { may, type WebEnv } from "../session.js";
 
 const PAGE_SIZE = 50;
 
@@ -38,7 +37,7 @@ export function creditRoutes(web: Hono<WebEnv>, engine: Engine): void {
   <p class="big"><span id="balance">${engine.balance(principal)}</span> <span class="note">credits</span></p>
   <p class="note">An action holds its price when it starts; a free outcome (see the action reference) gives it back.</p>
 </section>
-${ROLE_PERMISSIONS[principal.role].has("pay") ? topUpCard(engine) : html`<p class="note">Only admin keys top up credits.</p>`}
+${may(principal, "pay") ? topUpCard(engine) : html`<p class="note">Only admin keys top up credits.</p>`}
 </div>
 <section aria-labelledby="ledger-title">
 <h2 id="ledger-title">Ledger</h2>

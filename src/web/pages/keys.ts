@@ -3,7 +3,7 @@ import { html } from "hono/html";
 import { z } from "zod";
 import { parse } from "../../api/app.js";
 import { AppError } from "../../domain/errors.js";
-import { KEY_ROLES } from "../../domain/keys.js";
+import { KEY_ROLES, type Principal } from "../../domain/keys.js";
 import type { Engine } from "../../engine/engine.js";
 import type { IssuedKey } from "../../engine/keys.js";
 import { errorBox, readForm } from "../forms.js";
@@ -45,7 +45,7 @@ export function keyRoutes(web: Hono<WebEnv>, engine: Engine): void {
 function keysPage(
   engine: Engine,
   viewer: Viewer,
-  principal: Parameters<Engine["workspaceKeys"]>[0],
+  principal: Principal,
   ownKeyId: string | undefined,
   options: { issued?: IssuedKey; error?: string; notice?: string | undefined },
 ): Html {
