@@ -73,6 +73,7 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_X402_MAX_CREDITS: z.coerce.number().int().min(1).max(1_000_000_000).default(100_000),
   ACTION_SERVICE_X402_RPC_URL: optional(z.url({ protocol: /^https?$/ })),
   ACTION_SERVICE_X402_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(30),
+  ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: z.preprocess(emptyAsUndefined, z.enum(["true", "false"]).default("false")),
   ACTION_SERVICE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -96,6 +97,8 @@ export interface Config {
   rateLimitPerMinute: number;
   logLevel: string;
   x402: X402Config;
+  /** Webhooks may target private and loopback addresses (`ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE`). */
+  webhookAllowPrivate: boolean;
 }
 
 /** x402 top-ups: `settings` when every variable is set, else the names still `missing`. */
@@ -150,6 +153,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     rateLimitPerMinute: env.ACTION_SERVICE_RATE_LIMIT_PER_MINUTE,
     logLevel: env.ACTION_SERVICE_LOG_LEVEL,
     x402: x402Config(env),
+    webhookAllowPrivate: env.ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE === "true",
   };
 }
 

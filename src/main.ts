@@ -58,6 +58,7 @@ export function createService(config: Config, parts: ServiceParts): Service {
     runner: { kind: parts.runnerKind ?? "serve", ...parts.runner },
     freeCredits: config.freeCredits,
     x402: config.x402,
+    webhooks: { allowPrivate: config.webhookAllowPrivate },
     ...(parts.clock ? { clock: parts.clock } : {}),
   });
   const starting = parts.start ?? true;

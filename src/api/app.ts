@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { streamSSE } from "hono/streaming";
 import { z } from "zod";
 import { AppError } from "../domain/errors.js";
 import { MAX_JSON_DEPTH, jsonTextTooDeep } from "../domain/json.js";
@@ -27,6 +28,9 @@ export interface AppOptions {
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/** Event streams one key may hold open at once (DESIGN §5: bounded per key). */
+export const MAX_STREAMS_PER_KEY = 5;
+const HEARTBEAT_MS = 15_000;
 
 /** The REST adapter: routes as data, one error renderer, no SQL and no Playwright. */
 export function createApp(options: AppOptions): Hono {
@@ -35,6 +39,7 @@ export function createApp(options: AppOptions): Hono {
   const limiter = options.limiter ?? new RateLimiter(options.rateLimitPerMinute ?? 600, options.clock ?? systemClock);
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
   const app = new Hono();
+  const streams = new Map<string, number>();
 
   app.onError((error, c) => {
     const known = asAppError(error);
@@ -83,11 +88,32 @@ export function createApp(options: AppOptions): Hono {
         engine,
       });
       for (const [name, value] of Object.entries(response.headers ?? {})) c.header(name, value);
+      if (response.events) return stream(c, callerOf(principal), response.events);
+      if (response.bytes) return c.body(new Uint8Array(response.bytes.body), response.status as 200, { "Content-Type": response.bytes.type, "Cache-Control": "no-store" });
       return response.body === undefined ? c.body(null, response.status as 204) : c.json(response.body, response.status as 200);
     });
   }
   options.extend?.(app);
   return app;
+
+  /** Sends `events` as Server-Sent Events until the client goes; a comment now and then keeps proxies from closing it. */
+  function stream(c: Context, caller: string, events: AsyncIterable<{ id: string; type: string }>): Response {
+    const open = streams.get(caller) ?? 0;
+    if (open >= MAX_STREAMS_PER_KEY) throw new AppError("too_many_requests", `This key already holds ${MAX_STREAMS_PER_KEY} event streams open; close one first.`, { retry_after: 5 });
+    streams.set(caller, open + 1);
+    return streamSSE(c, async (sse) => {
+      const heartbeat = setInterval(() => void sse.write(": keep-alive\n\n").catch(() => undefined), HEARTBEAT_MS);
+      try {
+        await sse.write(": connected\n\n");
+        for await (const event of events) await sse.writeSSE({ id: event.id, event: event.type, data: JSON.stringify(event) });
+      } finally {
+        clearInterval(heartbeat);
+        const left = (streams.get(caller) ?? 1) - 1;
+        if (left > 0) streams.set(caller, left);
+        else streams.delete(caller);
+      }
+    });
+  }
 }
 
 export function bearerKey(header: string | undefined): string | undefined {

@@ -18,6 +18,10 @@ export interface RouteResponse {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** A Server-Sent Events stream instead of a body: each item is sent as one message (`id` and `event` from its `id` and `type`). */
+  events?: AsyncIterable<{ id: string; type: string }>;
+  /** Raw bytes instead of JSON. */
+  bytes?: { body: Buffer; type: string };
 }
 
 /** A REST route as data: the adapter validates with these schemas and the OpenAPI document is built from them. */

@@ -54,15 +54,17 @@ export class BrowserExecutor implements ActionExecutor {
         await execution.saveSession(JSON.stringify({ cookies: [], origins: [] }));
         throw error;
       }
-      if (error instanceof ActionFailure) {
-        await this.#saveQuietly(execution, context);
-        throw error;
-      }
-      if (error instanceof errors.TimeoutError) {
-        throw new ActionFailure("ui_changed", "The page did not respond as the driver expects.");
-      }
-      execution.logger.warn({ err: error }, "browser failed during the action");
-      throw new ActionFailure("browser_error", "The browser failed while running the action.");
+      const failure =
+        error instanceof ActionFailure
+          ? error
+          : error instanceof errors.TimeoutError
+            ? new ActionFailure("ui_changed", "The page did not respond as the driver expects.")
+            : new ActionFailure("browser_error", "The browser failed while running the action.");
+      if (!(error instanceof ActionFailure) && !(error instanceof errors.TimeoutError)) execution.logger.warn({ err: error }, "browser failed during the action");
+      // What the page showed is what whoever reads the feedback needs to see.
+      if (page && (failure.code === "ui_changed" || failure.code === "browser_error")) await keepScreenshot(execution, page);
+      if (error instanceof ActionFailure) await this.#saveQuietly(execution, context);
+      throw failure;
     } finally {
       execution.signal.removeEventListener("abort", closePage);
       this.pages.delete(action.id);
@@ -142,4 +144,14 @@ function unreachable(error: unknown, driver: Driver, url: string): ActionFailure
   if (!network) return undefined;
   const origin = new URL(url).origin;
   return new ActionFailure("browser_error", `The ${driver.platform.title} platform at ${origin} cannot be reached (${network}).${driver.whenUnreachable ? ` ${driver.whenUnreachable}` : ""}`);
+}
+
+/** The page at a failure, kept for feedback; a page that cannot be captured any more is left. */
+async function keepScreenshot(execution: ExecutionContext, page: Page): Promise<void> {
+  try {
+    const png = await page.screenshot({ type: "png", timeout: 3_000 });
+    await execution.saveFailureScreenshot(png);
+  } catch {
+    // The page or its browser is gone: nothing to keep.
+  }
 }

@@ -13,10 +13,10 @@ export interface Principal {
 
 /** What each role may do. */
 export const ROLE_PERMISSIONS: Readonly<Record<KeyRole, ReadonlySet<Permission>>> = {
-  admin: new Set(["read", "act", "manage_accounts", "pay", "manage_keys"]),
+  admin: new Set(["read", "act", "manage_accounts", "pay", "manage_keys", "manage_webhooks", "read_feedback"]),
   operator: new Set(["read", "act"]),
   read_only: new Set(["read"]),
 };
 
-/** read: GET anything; act: run, answer, cancel actions and send sign-in links; manage_accounts: create, change, delete accounts; pay: top up; manage_keys: create, list, revoke the workspace's keys (web app). */
-export type Permission = "read" | "act" | "manage_accounts" | "pay" | "manage_keys";
+/** read: GET anything; act: run, answer, cancel actions and send sign-in links; manage_accounts: create, change, delete accounts; pay: top up; manage_keys: create, list, revoke the workspace's keys (web app); manage_webhooks: webhook endpoints and their deliveries; read_feedback: the workspace's feedback and its screenshots. */
+export type Permission = "read" | "act" | "manage_accounts" | "pay" | "manage_keys" | "manage_webhooks" | "read_feedback";

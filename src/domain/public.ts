@@ -111,3 +111,64 @@ export function listOf<T extends z.ZodType>(item: T) {
 export type PublicAction = z.infer<typeof ActionJson>;
 export type PublicAccount = z.infer<typeof AccountJson>;
 export type PlatformReference = z.infer<typeof PlatformJson>;
+
+export const EVENT_TYPES = ["action.updated", "account.updated"] as const;
+
+export const EventJson = z
+  .object({
+    id: z.string().describe("The event's id (`evt_…`): the `webhook-id` of its deliveries and the SSE `id`; deduplicate on it."),
+    type: z.enum(EVENT_TYPES).describe("action.updated: an action's status changed (needs_input with its challenge); account.updated: an account was added or its status changed."),
+    created_at: timestamp.describe("When the change committed."),
+    data: freeFormObject().describe("The public object (Action or Account) as it was after the change."),
+  })
+  .meta({ id: "Event" });
+
+export const WebhookJson = z
+  .object({
+    id: z.string().describe("The endpoint's id (`whe_…`)."),
+    object: z.literal("webhook").describe("Always `webhook`."),
+    url: z.url().describe("Where events are POSTed."),
+    events: z.array(z.enum(EVENT_TYPES)).describe("The event types it receives."),
+    status: z.enum(["enabled", "disabled"]).describe("disabled: it failed for days and gets nothing more (delete it and create it again once fixed)."),
+    disabled_reason: z.string().optional().describe("Why it was disabled."),
+    failing_since: timestamp.optional().describe("When its current run of failed attempts began; absent while deliveries succeed."),
+    secret: z.string().optional().describe("The signing secret (`whsec_…`): only in the response that creates the endpoint."),
+    created_at: timestamp.describe("When it was created."),
+  })
+  .meta({ id: "Webhook" });
+
+export const WebhookDeliveryJson = z
+  .object({
+    id: z.string().describe("The delivery's id (`dlv_…`)."),
+    object: z.literal("webhook_delivery").describe("Always `webhook_delivery`."),
+    event_id: z.string().describe("The event delivered (its `webhook-id`)."),
+    event_type: z.enum(EVENT_TYPES).describe("The event's type."),
+    subject_id: z.string().describe("The action or account the event is about."),
+    state: z.enum(["pending", "succeeded", "failed"]).describe("pending: not yet answered with a 2xx (retried with backoff); failed: retries ran out or the endpoint was disabled."),
+    attempts: z.int().min(0).describe("Attempts made."),
+    next_attempt_at: timestamp.optional().describe("When it is tried next, while pending."),
+    last_attempt_at: timestamp.optional().describe("When it was last tried."),
+    last_status: z.int().optional().describe("The HTTP status of the last attempt."),
+    last_error: z.string().optional().describe("Why the last attempt got no HTTP status (refused target, timeout, connection error)."),
+    created_at: timestamp.describe("When the event was queued for this endpoint."),
+    delivered_at: timestamp.optional().describe("When a 2xx answered it."),
+  })
+  .meta({ id: "WebhookDelivery" });
+
+export const FeedbackJson = z
+  .object({
+    id: z.string().describe("The feedback's id (`fbk_…`)."),
+    object: z.literal("feedback").describe("Always `feedback`."),
+    message: z.string().describe("What the client said."),
+    action_id: z.string().optional().describe("The action it is about."),
+    platform: z.string().optional().describe("The action's platform."),
+    type: z.enum(ACTION_TYPES).optional().describe("The action's type."),
+    error: z.object({ code: z.enum(ACTION_ERROR_CODES), message: z.string() }).optional().describe("The action's error when it had failed."),
+    has_screenshot: z.boolean().describe("Whether a screenshot of the page at the failure is kept (admins: GET /v1/feedback/{id}/screenshot)."),
+    created_at: timestamp.describe("When it was sent."),
+  })
+  .meta({ id: "Feedback" });
+export type PublicEvent = z.infer<typeof EventJson>;
+export type PublicWebhook = z.infer<typeof WebhookJson>;
+export type PublicWebhookDelivery = z.infer<typeof WebhookDeliveryJson>;
+export type PublicFeedback = z.infer<typeof FeedbackJson>;

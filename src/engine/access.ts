@@ -9,6 +9,8 @@ const PERMISSION_WORDS: Record<Permission, string> = {
   manage_accounts: "create, change or delete accounts",
   pay: "top up credits",
   manage_keys: "manage API keys",
+  manage_webhooks: "manage webhooks",
+  read_feedback: "read the workspace's feedback",
 };
 
 export function requirePermission(principal: Principal, permission: Permission): void {

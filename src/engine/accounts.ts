@@ -6,6 +6,7 @@ import type { AccountRecord } from "../store/records.js";
 import { requirePermission, visibleAccount } from "./access.js";
 import type { EngineCore } from "./core.js";
 import { newId } from "./ids.js";
+import { recordAccountEvent } from "./outbox.js";
 
 const secretText = z.string().min(1).max(1_000);
 const totpSecret = z
@@ -57,6 +58,7 @@ export function createAccount(core: EngineCore, principal: Principal, input: Cre
     store.accounts.insert({ id, workspace_id: principal.workspaceId, platform: input.platform, username: input.username, created_at: now });
     if (input.password !== undefined) store.accounts.setSecret(id, "password", input.password, now);
     if (input.totp_secret !== undefined) store.accounts.setSecret(id, "totp_secret", normalizeSecret(input.totp_secret), now);
+    recordAccountEvent(store, id, now);
     return store.accounts.get(id)!;
   });
 }

@@ -12,6 +12,7 @@ import type { EngineCore } from "./core.js";
 import { newId } from "./ids.js";
 import { nextStep, type Surface } from "./next-step.js";
 import { liveUrl, presentAction, type PublicAction } from "./present.js";
+import { recordActionEvent } from "./outbox.js";
 
 /** No action type's params nest anywhere near this deep. */
 const MAX_PARAMS_DEPTH = 16;
@@ -105,6 +106,7 @@ export function insertAction(core: EngineCore, principal: Principal, input: Crea
     finished_at: failure ? now : undefined,
   });
   if (!failure) store.ledger.append({ workspace_id: principal.workspaceId, kind: "hold", amount: -price, action_id: id, created_at: now });
+  recordActionEvent(store, id, now);
   return store.actions.get(id)!;
 }
 
@@ -209,7 +211,7 @@ export function present(core: EngineCore, action: ActionRecord, surface: Surface
 }
 
 /** A challenge's live link, on the process that holds the action's page. */
-function signInUrl(core: EngineCore, action: ActionRecord, challengeId: string): string {
+export function signInUrl(core: EngineCore, action: ActionRecord, challengeId: string): string {
   const base = (action.runner_id && core.store.runners.publicUrl(action.runner_id)) || core.publicUrl;
   return liveUrl(base, core.store.challenges.linkToken(challengeId));
 }

@@ -20,6 +20,12 @@ import type { Surface } from "./next-step.js";
 import { Runner, type RunnerOptions } from "./runner.js";
 import { X402_VARIABLES, type X402Config } from "../config.js";
 import type { LedgerEntry } from "../store/records.js";
+import { WebhookDispatcher, type DispatcherOptions } from "./webhook-dispatcher.js";
+import * as webhooks from "./webhooks.js";
+import { streamEvents } from "./event-stream.js";
+import * as feedback from "./feedback.js";
+import type { EventType } from "../store/index.js";
+import type { PublicEvent, PublicFeedback, PublicWebhook, PublicWebhookDelivery } from "../domain/public.js";
 import { closeWebSession, csrfTokenMatches, openWebSession, webSession, type WebSession } from "./web-sessions.js";
 import { TopUps, type TopUpOutcome } from "../payments/top-ups.js";
 
@@ -41,7 +47,12 @@ export interface EngineOptions {
   x402?: X402Config;
   /** How often deadlines are checked, in ms. */
   sweepIntervalMs?: number;
+  /** Webhook delivery (DESIGN §13): private targets allowed or not (default not), and how often due deliveries are looked for. */
+  webhooks?: DispatcherOptions;
 }
+
+/** Events are kept this long (SSE resumes within it); pending deliveries keep theirs longer. */
+const EVENT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
@@ -74,6 +85,8 @@ function requireKeyManager(principal: Principal): void {
 export class Engine {
   readonly core: EngineCore;
   readonly topUps: TopUps;
+  readonly #webhooks: WebhookDispatcher;
+  #kickWebhooks = (): void => this.#webhooks.kick();
   #sweep: NodeJS.Timeout | undefined;
   #purge: NodeJS.Timeout | undefined;
 
@@ -106,6 +119,7 @@ export class Engine {
       logger,
       freeCredits: options.freeCredits ?? 100,
     };
+    this.#webhooks = new WebhookDispatcher(this.core, options.webhooks ?? { allowPrivate: false });
     this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }
 
@@ -131,17 +145,24 @@ export class Engine {
     this.topUps.reconcileInBackground();
     this.#sweep = every(this.options.sweepIntervalMs ?? 500, "deadline check", this.core.logger, () => this.expireOverdueChallenges());
     this.#purge = every(PURGE_INTERVAL_MS, "purge", this.core.logger, () => this.#purgeExpired());
+    this.#webhooks.start();
+    // A committed change has its deliveries queued: send them now rather than at the next tick.
+    this.core.lifecycle.events.on("change", this.#kickWebhooks);
   }
 
   /** Idempotency records past their 24 h and web sessions past their deadline. */
   #purgeExpired(): void {
+    const { store, lifecycle } = this.core;
     purgeExpiredKeys(this.core);
-    this.core.store.webSessions.purgeExpired(this.core.lifecycle.now());
+    store.webSessions.purgeExpired(lifecycle.now());
+    store.events.purgeBefore(new Date(lifecycle.clock.now().getTime() - EVENT_RETENTION_MS).toISOString());
   }
 
   async stop(): Promise<void> {
     clearInterval(this.#sweep);
     clearInterval(this.#purge);
+    this.core.lifecycle.events.off("change", this.#kickWebhooks);
+    await this.#webhooks.stop();
     await this.core.runner.stop();
     await this.core.executor.close?.();
   }
@@ -319,6 +340,38 @@ export class Engine {
   answerFromLivePage(target: Extract<LiveTarget, { kind: "challenge" }>, answer: string): ActionRecord {
     const principal: Principal = { workspaceId: target.action.workspace_id, keyId: undefined, role: "operator", accountIds: [target.action.account_id] };
     return this.answer(principal, target.action.id, answer);
+  }
+
+  // Events and feedback (DESIGN §13)
+  createWebhook(principal: Principal, input: { url: string; events?: EventType[] | undefined }): Promise<PublicWebhook> {
+    return webhooks.createWebhook(this.core, principal, input, this.options.webhooks?.allowPrivate ?? false);
+  }
+  listWebhooks(principal: Principal): PublicWebhook[] {
+    return webhooks.listWebhooks(this.core, principal);
+  }
+  deleteWebhook(principal: Principal, id: string): void {
+    webhooks.deleteWebhook(this.core, principal, id);
+  }
+  webhookDeliveries(principal: Principal, id: string, options: { limit: number; cursor?: string | undefined }): { data: PublicWebhookDelivery[]; next_cursor?: string } {
+    return webhooks.listDeliveries(this.core, principal, id, options);
+  }
+  retryWebhookDelivery(principal: Principal, endpointId: string, deliveryId: string): PublicWebhookDelivery {
+    const delivery = webhooks.retryDelivery(this.core, principal, endpointId, deliveryId);
+    this.#webhooks.kick();
+    return delivery;
+  }
+  /** The workspace's events as they commit (SSE), after `after` when given. */
+  streamEvents(principal: Principal, options: { after?: string | undefined; signal: AbortSignal }): AsyncGenerator<PublicEvent> {
+    return streamEvents(this.core, principal, options);
+  }
+  sendFeedback(principal: Principal, input: feedback.FeedbackInput): PublicFeedback {
+    return feedback.sendFeedback(this.core, principal, input);
+  }
+  listFeedback(principal: Principal, options: { limit: number; cursor?: string | undefined }): { data: PublicFeedback[]; next_cursor?: string } {
+    return feedback.listFeedback(this.core, principal, options);
+  }
+  feedbackScreenshot(principal: Principal, feedbackId: string): Buffer {
+    return feedback.feedbackScreenshot(this.core, principal, feedbackId);
   }
 
   // Credits and platforms

@@ -5,6 +5,7 @@ import { isTerminal, transition, type ActionStatus } from "../domain/status.js";
 import type { Store } from "../store/index.js";
 import type { ActionRecord, ChallengeState } from "../store/records.js";
 import type { Clock } from "./clock.js";
+import { recordActionEvent } from "./outbox.js";
 
 /** How an action ends. */
 export type Outcome =
@@ -21,8 +22,8 @@ export type Guard = (action: ActionRecord) => boolean;
 const CHALLENGE_END: Record<Outcome["status"], ChallengeState> = { succeeded: "resolved", failed: "failed", canceled: "canceled" };
 
 /**
- * Status changes, one transaction each, checked against `TRANSITIONS`; emits
- * `change` with the new record after every committed change.
+ * Status changes, one transaction each, checked against `TRANSITIONS`, each with its event in the
+ * outbox; emits `change` with the new record after every committed change.
  */
 export class Lifecycle {
   readonly events = new EventEmitter<{ change: [ActionRecord] }>();
@@ -51,7 +52,9 @@ export class Lifecycle {
     const moved = this.store.transaction(() => {
       const action = this.store.actions.get(actionId);
       if (!action || !from.includes(action.status) || (guard && !guard(action))) return false;
-      this.store.actions.update(actionId, { status: transition(action.status, to), ...changes }, this.now());
+      const now = this.now();
+      this.store.actions.update(actionId, { status: transition(action.status, to), ...changes }, now);
+      recordActionEvent(this.store, actionId, now);
       return true;
     });
     if (moved) this.emit(actionId);
@@ -71,6 +74,7 @@ export class Lifecycle {
       this.store.actions.update(actionId, { status: transition(action.status, "queued"), runner_id: undefined }, now);
       const challenge = this.store.challenges.latestOf(actionId);
       if (challenge && (challenge.state === "open" || challenge.state === "answered")) this.store.challenges.update(challenge.id, { state: "canceled" }, now);
+      recordActionEvent(this.store, actionId, now);
       return true;
     });
     if (requeued) this.emit(actionId);
@@ -109,6 +113,7 @@ export class Lifecycle {
       }
       // A browser that never started is not a final answer: the same key may run it again.
       if (code === "browser_unavailable") this.store.idempotency.forgetAction(actionId);
+      recordActionEvent(this.store, actionId, now);
       return true;
     });
     if (finished) this.emit(actionId);

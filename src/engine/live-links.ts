@@ -8,6 +8,7 @@ import { requirePermission, visibleAccount } from "./access.js";
 import type { EngineCore } from "./core.js";
 import { newId } from "./ids.js";
 import { liveUrl } from "./present.js";
+import { updateAccountStatus } from "./outbox.js";
 
 /** What a live-browser token opens. */
 export type LiveTarget =
@@ -55,7 +56,7 @@ export async function completeSignIn(core: EngineCore, linkId: string, accountId
       const now = core.lifecycle.now();
       if (!store.accounts.get(accountId)) return;
       store.accounts.setSecret(accountId, "session", storageState, now);
-      store.accounts.update(accountId, { status: "connected" }, now);
+      updateAccountStatus(store, accountId, { status: "connected" }, now);
       store.signInLinks.complete(linkId, now);
     }),
   );

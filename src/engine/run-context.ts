@@ -4,6 +4,7 @@ import type { ActionRecord } from "../store/records.js";
 import type { ChallengeRequest, ExecutionContext } from "./executor.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "./logger.js";
+import { updateAccountStatus } from "./outbox.js";
 
 /** What the runner supplies for the parts of a run that pause. */
 export interface RunHooks {
@@ -37,8 +38,8 @@ export function runContext(lifecycle: Lifecycle, logger: Logger, action: ActionR
     loadSession: () => store.accounts.getSecret(accountId, "session"),
     // A deleted account keeps no browser state.
     saveSession: (state) => write((s) => void (s.accounts.get(accountId) && s.accounts.setSecret(accountId, "session", state, lifecycle.now()))),
-    markConnected: (profile) =>
-      write((s) => void (s.accounts.get(accountId) && s.accounts.update(accountId, { status: "connected", ...(profile ? { profile } : {}) }, lifecycle.now()))),
-    markSignedOut: () => write((s) => void (s.accounts.get(accountId) && s.accounts.update(accountId, { status: "signed_out" }, lifecycle.now()))),
+    markConnected: (profile) => write((s) => updateAccountStatus(s, accountId, { status: "connected", ...(profile ? { profile } : {}) }, lifecycle.now())),
+    markSignedOut: () => write((s) => updateAccountStatus(s, accountId, { status: "signed_out" }, lifecycle.now())),
+    saveFailureScreenshot: (png) => write((s) => s.feedback.saveScreenshot(action.id, png, lifecycle.now())),
   };
 }

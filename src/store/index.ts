@@ -10,6 +10,9 @@ import { RunnerRepository } from "./repositories/runners.js";
 import { SignInLinkRepository } from "./repositories/sign-in-links.js";
 import { TotpStepRepository } from "./repositories/totp-steps.js";
 import { WebSessionRepository } from "./repositories/web-sessions.js";
+import { EventRepository } from "./repositories/events.js";
+import { FeedbackRepository } from "./repositories/feedback.js";
+import { WebhookRepository } from "./repositories/webhooks.js";
 import { WorkspaceRepository } from "./repositories/workspaces.js";
 
 export { openDatabase, type Db } from "./database.js";
@@ -21,6 +24,9 @@ export type { RunnerRecord } from "./repositories/runners.js";
 export type { PaymentRecord } from "./repositories/payments.js";
 export type { KeyListing } from "./repositories/workspaces.js";
 export type { WebSessionRecord } from "./repositories/web-sessions.js";
+export type { EventRecord, EventType } from "./repositories/events.js";
+export type { FeedbackRecord } from "./repositories/feedback.js";
+export type { WebhookDeliveryRecord, WebhookEndpointRecord, DeliveryState } from "./repositories/webhooks.js";
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */
 export class Store {
@@ -35,6 +41,9 @@ export class Store {
   readonly runners: RunnerRepository;
   readonly payments: PaymentRepository;
   readonly webSessions: WebSessionRepository;
+  readonly events: EventRepository;
+  readonly webhooks: WebhookRepository;
+  readonly feedback: FeedbackRepository;
 
   constructor(
     readonly db: Db,
@@ -51,6 +60,9 @@ export class Store {
     this.runners = new RunnerRepository(db);
     this.payments = new PaymentRepository(db, sealer);
     this.webSessions = new WebSessionRepository(db);
+    this.events = new EventRepository(db);
+    this.webhooks = new WebhookRepository(db, sealer);
+    this.feedback = new FeedbackRepository(db, sealer);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { encodePaymentRequiredHeader } from "@x402/core/http";
-import { PlatformJson, freeFormObject, listOf } from "../../domain/public.js";
+import { FeedbackJson, PlatformJson, freeFormObject, listOf } from "../../domain/public.js";
+import { FeedbackInput } from "../../engine/feedback.js";
 import { credits } from "../describe.js";
 import { CreditsOutput } from "../schemas.js";
 import { defineTool } from "../tool.js";
@@ -112,6 +113,20 @@ export const referenceTools = [
     handle(args, { engine, principal }) {
       if (args.action_id) engine.getAction(principal, args.action_id);
       return { structured: { stored: false }, text: "Not implemented: feedback is not stored in this version; nothing was sent." };
+    },
+  }),
+  defineTool({
+    name: "send_feedback",
+    title: "Send feedback",
+    description:
+      "Tells the people who run this service what went wrong or is missing: what the seed's \"send feedback\" means after an action failed with unsupported, or with browser_error more than once. " +
+      "Give action_id when it is about an action: its platform, type, error and a screenshot of the page at the failure are kept with the message.",
+    input: FeedbackInput,
+    output: FeedbackJson,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    handle(args, { engine, principal }) {
+      const feedback = engine.sendFeedback(principal, args);
+      return { structured: feedback, text: `Feedback ${feedback.id} sent${feedback.action_id ? ` about ${feedback.action_id}` : ""}${feedback.has_screenshot ? " (with a screenshot of the page at the failure)" : ""}. Thank you.` };
     },
   }),
 ];

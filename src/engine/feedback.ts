@@ -1,0 +1,72 @@
+import { z } from "zod";
+import { AppError } from "../domain/errors.js";
+import type { Principal } from "../domain/keys.js";
+import type { PublicFeedback } from "../domain/public.js";
+import type { FeedbackRecord } from "../store/index.js";
+import { requirePermission, visibleAction } from "./access.js";
+import type { EngineCore } from "./core.js";
+import { newId } from "./ids.js";
+
+/** `POST /v1/feedback` and MCP `send_feedback`: one schema for both. */
+export const FeedbackInput = z.strictObject({
+  message: z.string().trim().min(1).max(5_000).describe("What went wrong or what is missing, in words for the people who run this service."),
+  action_id: z.string().min(1).max(200).optional().describe("The action it is about (`act_…`): its platform, type, error and a screenshot of the page at the failure are kept with it."),
+});
+export type FeedbackInput = z.infer<typeof FeedbackInput>;
+
+/**
+ * Feedback (the seed's "send feedback", DESIGN §13): any key may send it about what it may see;
+ * stored with the action's platform, type and error, the page at failure already kept (sealed).
+ */
+export function sendFeedback(core: EngineCore, principal: Principal, input: FeedbackInput): PublicFeedback {
+  requirePermission(principal, "read");
+  const action = input.action_id === undefined ? undefined : visibleAction(core.store, principal, input.action_id);
+  const id = newId("fbk");
+  core.store.transaction(() =>
+    core.store.feedback.insert({
+      id,
+      workspace_id: principal.workspaceId,
+      key_id: principal.keyId,
+      message: input.message,
+      action_id: action?.id,
+      platform: action?.platform,
+      type: action?.type,
+      error_code: action?.error_code,
+      error_message: action?.error_code ? action.error_message : undefined,
+      created_at: core.lifecycle.now(),
+    }),
+  );
+  return presentFeedback(core.store.feedback.get(id)!);
+}
+
+/** The workspace's feedback, newest first (admins). */
+export function listFeedback(core: EngineCore, principal: Principal, options: { limit: number; cursor?: string | undefined }): { data: PublicFeedback[]; next_cursor?: string } {
+  requirePermission(principal, "read_feedback");
+  const rows = core.store.feedback.list(principal.workspaceId, options.limit + 1, options.cursor);
+  const page = rows.slice(0, options.limit);
+  return { data: page.map(presentFeedback), ...(rows.length > options.limit ? { next_cursor: page.at(-1)!.created_at } : {}) };
+}
+
+/** The page at the failure of the action a feedback is about, as PNG (admins of its workspace only). */
+export function feedbackScreenshot(core: EngineCore, principal: Principal, feedbackId: string): Buffer {
+  requirePermission(principal, "read_feedback");
+  const feedback = core.store.feedback.get(feedbackId);
+  if (!feedback || feedback.workspace_id !== principal.workspaceId) throw new AppError("not_found", "No such feedback.", { feedback_id: feedbackId });
+  const png = feedback.action_id ? core.store.feedback.screenshot(feedback.action_id) : undefined;
+  if (!png) throw new AppError("not_found", "No screenshot was kept for this feedback's action (only ui_changed and browser_error failures keep one).", { feedback_id: feedbackId });
+  return png;
+}
+
+function presentFeedback(feedback: FeedbackRecord): PublicFeedback {
+  return {
+    id: feedback.id,
+    object: "feedback",
+    message: feedback.message,
+    ...(feedback.action_id ? { action_id: feedback.action_id } : {}),
+    ...(feedback.platform ? { platform: feedback.platform } : {}),
+    ...(feedback.type ? { type: feedback.type as PublicFeedback["type"] & string } : {}),
+    ...(feedback.error_code ? { error: { code: feedback.error_code as NonNullable<PublicFeedback["error"]>["code"], message: feedback.error_message ?? "" } } : {}),
+    has_screenshot: feedback.has_screenshot,
+    created_at: feedback.created_at,
+  };
+}

@@ -1,0 +1,111 @@
+import { randomBytes } from "node:crypto";
+import { AppError } from "../domain/errors.js";
+import type { Principal } from "../domain/keys.js";
+import { EVENT_TYPES, type PublicEvent, type PublicWebhook, type PublicWebhookDelivery } from "../domain/public.js";
+import type { EventRecord, EventType, WebhookDeliveryRecord, WebhookEndpointRecord } from "../store/index.js";
+import { requirePermission } from "./access.js";
+import { signInUrl } from "./actions.js";
+import type { EngineCore } from "./core.js";
+import { newId } from "./ids.js";
+import { TargetRefused, parseWebhookUrl, resolveTarget } from "./webhook-target.js";
+
+/** Webhook endpoints (DESIGN §13): created by admins, one signing secret each, shown once. */
+export async function createWebhook(core: EngineCore, principal: Principal, input: { url: string; events?: EventType[] | undefined }, allowPrivate: boolean): Promise<PublicWebhook> {
+  requirePermission(principal, "manage_webhooks");
+  const url = parseWebhookUrl(input.url);
+  try {
+    await resolveTarget(url.hostname, allowPrivate);
+  } catch (error) {
+    if (!(error instanceof TargetRefused)) throw error;
+    throw new AppError("invalid_request", `The webhook URL is refused: ${error.message}`, { issues: [{ path: "body.url", message: error.message }] });
+  }
+  const secret = `whsec_${randomBytes(32).toString("base64")}`;
+  const endpoint = {
+    id: newId("whe"),
+    workspace_id: principal.workspaceId,
+    url: url.toString(),
+    events: input.events ? [...new Set(input.events)] : undefined,
+    account_ids: principal.accountIds ? [...principal.accountIds] : undefined,
+    created_at: core.lifecycle.now(),
+  };
+  core.store.transaction(() => core.store.webhooks.insertEndpoint(endpoint, secret));
+  return { ...presentWebhook(core.store.webhooks.endpoint(endpoint.id)!), secret };
+}
+
+export function listWebhooks(core: EngineCore, principal: Principal): PublicWebhook[] {
+  requirePermission(principal, "manage_webhooks");
+  return core.store.webhooks.endpoints(principal.workspaceId).map(presentWebhook);
+}
+
+export function deleteWebhook(core: EngineCore, principal: Principal, id: string): void {
+  const endpoint = visibleEndpoint(core, principal, id);
+  core.store.transaction(() => core.store.webhooks.deleteEndpoint(endpoint.id));
+}
+
+export function listDeliveries(core: EngineCore, principal: Principal, id: string, options: { limit: number; cursor?: string | undefined }): { data: PublicWebhookDelivery[]; next_cursor?: string } {
+  const endpoint = visibleEndpoint(core, principal, id);
+  const before = options.cursor === undefined ? undefined : Number(options.cursor);
+  if (before !== undefined && !Number.isSafeInteger(before)) throw new AppError("invalid_request", "cursor is not one this list gave.", { cursor: options.cursor });
+  const rows = core.store.webhooks.deliveries(endpoint.id, options.limit + 1, before);
+  const page = rows.slice(0, options.limit);
+  return { data: page.map(presentDelivery), ...(rows.length > options.limit ? { next_cursor: String(page.at(-1)!.event_seq) } : {}) };
+}
+
+/** Sends a delivery again now, whatever its state; an endpoint disabled for failing is not re-enabled by it. */
+export function retryDelivery(core: EngineCore, principal: Principal, endpointId: string, deliveryId: string): PublicWebhookDelivery {
+  const endpoint = visibleEndpoint(core, principal, endpointId);
+  const delivery = core.store.webhooks.delivery(deliveryId);
+  if (!delivery || delivery.endpoint_id !== endpoint.id) throw new AppError("not_found", "No such delivery.", { delivery_id: deliveryId });
+  if (endpoint.disabled_at) throw new AppError("conflict", `The endpoint is disabled (${endpoint.disabled_reason ?? "failing"}): create it again to receive events.`);
+  core.store.transaction(() => core.store.webhooks.retry(delivery.id, core.lifecycle.now()));
+  return presentDelivery(core.store.webhooks.delivery(delivery.id)!);
+}
+
+/** The public JSON of an event, its challenge's live link rebuilt from the sealed token. */
+export function presentEvent(core: EngineCore, event: EventRecord): PublicEvent {
+  const data = structuredClone(event.data);
+  const challenge = data.challenge as Record<string, unknown> | undefined;
+  if (challenge && event.challenge_id) {
+    const action = core.store.actions.get(event.subject_id);
+    if (action) challenge.sign_in_url = signInUrl(core, action, event.challenge_id);
+  }
+  return { id: event.id, type: event.type, created_at: event.created_at, data };
+}
+
+function visibleEndpoint(core: EngineCore, principal: Principal, id: string): WebhookEndpointRecord {
+  requirePermission(principal, "manage_webhooks");
+  const endpoint = core.store.webhooks.endpoint(id);
+  if (!endpoint || endpoint.workspace_id !== principal.workspaceId) throw new AppError("not_found", "No such webhook.", { webhook_id: id });
+  return endpoint;
+}
+
+function presentWebhook(endpoint: WebhookEndpointRecord): PublicWebhook {
+  return {
+    id: endpoint.id,
+    object: "webhook",
+    url: endpoint.url,
+    events: endpoint.events ?? [...EVENT_TYPES],
+    status: endpoint.disabled_at ? "disabled" : "enabled",
+    ...(endpoint.disabled_reason ? { disabled_reason: endpoint.disabled_reason } : {}),
+    ...(endpoint.failing_since ? { failing_since: endpoint.failing_since } : {}),
+    created_at: endpoint.created_at,
+  };
+}
+
+function presentDelivery(delivery: WebhookDeliveryRecord): PublicWebhookDelivery {
+  return {
+    id: delivery.id,
+    object: "webhook_delivery",
+    event_id: delivery.event_id,
+    event_type: delivery.event_type,
+    subject_id: delivery.subject_id,
+    state: delivery.state,
+    attempts: delivery.attempts,
+    ...(delivery.state === "pending" ? { next_attempt_at: delivery.next_attempt_at } : {}),
+    ...(delivery.last_attempt_at ? { last_attempt_at: delivery.last_attempt_at } : {}),
+    ...(delivery.last_status !== undefined ? { last_status: delivery.last_status } : {}),
+    ...(delivery.last_error ? { last_error: delivery.last_error } : {}),
+    created_at: delivery.created_at,
+    ...(delivery.delivered_at ? { delivered_at: delivery.delivered_at } : {}),
+  };
+}
