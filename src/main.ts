@@ -36,6 +36,8 @@ export interface ServiceParts {
   runnerKind?: string;
   /** Lease timings (tests shorten them). */
   runner?: EngineOptions["runner"];
+  /** Webhook retry timings (tests shorten them); whether private targets are allowed comes from the config. */
+  webhooks?: Omit<NonNullable<EngineOptions["webhooks"]>, "allowPrivate">;
   /**
    * false: open the store without starting the engine (no first workspace, no restart
    * recovery), for commands that run beside a live server such as `keys create`.
@@ -58,7 +60,7 @@ export function createService(config: Config, parts: ServiceParts): Service {
     runner: { kind: parts.runnerKind ?? "serve", ...parts.runner },
     freeCredits: config.freeCredits,
     x402: config.x402,
-    webhooks: { allowPrivate: config.webhookAllowPrivate },
+    webhooks: { allowPrivate: config.webhookAllowPrivate, ...parts.webhooks },
     ...(parts.clock ? { clock: parts.clock } : {}),
   });
   const starting = parts.start ?? true;

@@ -25,6 +25,8 @@ export interface ServerOptions {
   runnerKind?: string;
   /** Runner lease timings (tests shorten them). */
   runner?: ServiceParts["runner"];
+  /** Webhook retry timings (tests shorten them). */
+  webhooks?: ServiceParts["webhooks"];
   /** Seams for tests: how long an unwatched sign-in page stays open, and how many one key may hold. */
   live?: Pick<LiveHubOptions, "unwatchedMs" | "maxPagesPerKey">;
   /** Mounts more on the HTTP app (REST, MCP over HTTP and the live browser are always there). */
@@ -66,6 +68,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.runnerKind ? { runnerKind: options.runnerKind } : {}),
     ...(options.runner ? { runner: options.runner } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     extend: (app, engine, limiter) => {
       const policy: OriginPolicy = { allowedHosts: defaultAllowedHosts(config.host, config.port, config.publicUrl), publicUrl: () => engine.core.publicUrl };
       hub = new LiveHub({

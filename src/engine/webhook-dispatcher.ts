@@ -21,6 +21,8 @@ export interface DispatcherOptions {
   allowPrivate: boolean;
   intervalMs?: number;
   timeoutMs?: number;
+  /** The waits between attempts (tests shorten them); `RETRY_DELAYS_MS` by default. */
+  retryDelaysMs?: readonly number[];
 }
 
 /**
@@ -108,7 +110,8 @@ export class WebhookDispatcher {
       return;
     }
     const givenUp = now.getTime() - Date.parse(delivery.created_at) >= GIVE_UP_AFTER_MS;
-    const delay = RETRY_DELAYS_MS[Math.min(delivery.attempts, RETRY_DELAYS_MS.length - 1)]!;
+    const delays = this.options.retryDelaysMs ?? RETRY_DELAYS_MS;
+    const delay = delays[Math.min(delivery.attempts, delays.length - 1)]!;
     store.webhooks.recordAttempt(delivery.id, this.#id, { state: givenUp ? "failed" : "pending", status, error, nextAttemptAt: new Date(now.getTime() + delay).toISOString(), now: iso });
     store.webhooks.markFailing(delivery.endpoint_id, iso);
     const endpoint = store.webhooks.endpoint(delivery.endpoint_id);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AccountJson, ActionJson, CreditsJson } from "../domain/public.js";
+import { AccountJson, ActionJson, CreditsJson, FeedbackJson } from "../domain/public.js";
 
 /** Below clients' usual 60 s request timeout (DESIGN §6). */
 export const MAX_WAIT_SECONDS = 50;
@@ -24,6 +24,7 @@ export const accountId = z.string().min(1).max(200).describe("The account's id (
 export const ActionOutput = z.object(ActionJson.shape);
 export const AccountOutput = z.object(AccountJson.shape);
 export const CreditsOutput = z.object(CreditsJson.shape);
+export const FeedbackOutput = z.object(FeedbackJson.shape);
 
 /** An owner sign-in link, as POST /v1/accounts/{id}/sign-in-links returns it. */
 export const SignInLinkOutput = z.object({

@@ -58,7 +58,7 @@ describe("MCP tool contract", () => {
     expect(results.top_up_credits!.text).toContain("PAYMENT-REQUIRED: ");
     expect(results.top_up_credits!.data).toMatchObject({ requirements: { x402Version: 2, accepts: [{ scheme: "exact", amount: "100000" }] } });
     await run("send_feedback", { message: "The post button moved.", action_id: another.data.id });
-    expect(results.send_feedback!.data).toEqual({ stored: false });
+    expect(results.send_feedback!.data).toMatchObject({ object: "feedback", message: "The post button moved.", action_id: another.data.id, type: "post", has_screenshot: false });
     await run("remove_account", { account_id: accountId });
     expect(results.remove_account!.data).toEqual({ removed: true, account_id: accountId });
 

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { encodePaymentRequiredHeader } from "@x402/core/http";
-import { FeedbackJson, PlatformJson, freeFormObject, listOf } from "../../domain/public.js";
+import { PlatformJson, freeFormObject, listOf } from "../../domain/public.js";
 import { FeedbackInput } from "../../engine/feedback.js";
 import { credits } from "../describe.js";
-import { CreditsOutput } from "../schemas.js";
+import { CreditsOutput, FeedbackOutput } from "../schemas.js";
 import { defineTool } from "../tool.js";
 
 
@@ -103,26 +103,10 @@ export const referenceTools = [
     name: "send_feedback",
     title: "Send feedback",
     description:
-      "Sends feedback to the service's operators, e.g. after unsupported or a browser_error that repeats (the error table's \"send feedback\"), optionally about one action. Not implemented yet in this version: it says so and stores nothing.",
-    input: z.strictObject({
-      message: z.string().trim().min(1).max(5_000).describe("What went wrong or what is missing, in your words."),
-      action_id: z.string().min(1).max(200).optional().describe("The action it is about (`act_…`), if any."),
-    }),
-    output: z.object({ stored: z.boolean().describe("Whether the feedback was kept (false: not implemented yet).") }),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    handle(args, { engine, principal }) {
-      if (args.action_id) engine.getAction(principal, args.action_id);
-      return { structured: { stored: false }, text: "Not implemented: feedback is not stored in this version; nothing was sent." };
-    },
-  }),
-  defineTool({
-    name: "send_feedback",
-    title: "Send feedback",
-    description:
       "Tells the people who run this service what went wrong or is missing: what the seed's \"send feedback\" means after an action failed with unsupported, or with browser_error more than once. " +
       "Give action_id when it is about an action: its platform, type, error and a screenshot of the page at the failure are kept with the message.",
     input: FeedbackInput,
-    output: FeedbackJson,
+    output: FeedbackOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     handle(args, { engine, principal }) {
       const feedback = engine.sendFeedback(principal, args);
