@@ -364,6 +364,10 @@ export class Engine {
   streamEvents(principal: Principal, options: { after?: string | undefined; signal: AbortSignal }): AsyncGenerator<PublicEvent> {
     return streamEvents(this.core, principal, options);
   }
+  /** The id of the workspace's newest event: a page rendered now follows the stream from there. */
+  latestEventId(principal: Principal): string | undefined {
+    return this.core.store.events.latestId(principal.workspaceId);
+  }
   sendFeedback(principal: Principal, input: feedback.FeedbackInput): PublicFeedback {
     return feedback.sendFeedback(this.core, principal, input);
   }

@@ -63,7 +63,7 @@ export const APP_CSS = `${THEME_CSS}
 `;
 
 /**
- * The web app's one script: countdowns, live status (polls until events stream), choosing an
+ * The web app's one script: countdowns, live status (from the event stream), choosing an
  * action type, copying, and paying a top-up from a browser wallet (EIP-1193, x402 exact on EVM).
  */
 export const APP_JS = `"use strict";
@@ -89,24 +89,22 @@ document.addEventListener("DOMContentLoaded", () => {
     try { await navigator.clipboard.writeText(source.value || source.textContent); button.textContent = "Copied"; } catch { source.select && source.select(); }
   }));
 
-  // Live status: the page says how to ask whether it changed; it reloads when it has
-  // (unless something is being typed: then it says so and waits to be asked).
+  // Live status: the page names the events it follows (type:id, or type:* for any); when one
+  // arrives it reloads (unless something is being typed: then it says so and waits to be asked).
   const main = document.getElementById("main");
-  if (main && main.dataset.poll) {
-    const check = async () => {
-      try {
-        const response = await fetch(main.dataset.poll, { headers: { accept: "application/json" } });
-        if (response.status === 401) return location.reload();
-        const body = await response.json();
-        if (body.version !== main.dataset.version) {
-          const active = document.activeElement;
-          if (active && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) && active.value) { document.getElementById("changed").hidden = false; return; }
-          return location.reload();
-        }
-      } catch { /* the next check tries again */ }
-      setTimeout(check, 1500);
+  if (main && main.dataset.watch && window.EventSource) {
+    const watched = main.dataset.watch.split(",");
+    const source = new EventSource("/app/events?after=" + encodeURIComponent(main.dataset.after || ""));
+    const follow = (message) => {
+      const event = JSON.parse(message.data);
+      if (!watched.includes(event.type + ":*") && !watched.includes(event.type + ":" + event.data.id)) return;
+      source.close();
+      const active = document.activeElement;
+      if (active && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) && active.value) { document.getElementById("changed").hidden = false; return; }
+      location.reload();
     };
-    setTimeout(check, 1500);
+    source.addEventListener("action.updated", follow);
+    source.addEventListener("account.updated", follow);
   }
 
   // Top-up: ask for the x402 requirements, have the wallet sign an EIP-3009 authorization, pay.

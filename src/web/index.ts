@@ -11,6 +11,8 @@ import { actionRoutes } from "./pages/actions.js";
 import { creditRoutes } from "./pages/credits.js";
 import { keyRoutes } from "./pages/keys.js";
 import { signInRoutes } from "./pages/sign-in.js";
+import { eventRoutes } from "./live.js";
+import { eventPages } from "./pages/events.js";
 import { requireSession, sameOrigin, secureHeaders, wantsJson, type WebEnv, type WebOptions } from "./session.js";
 
 const ERROR_TITLES: Partial<Record<string, string>> = {
@@ -42,6 +44,8 @@ export function mountWebApp(app: Hono, options: WebOptions & { logger: Logger })
   accountRoutes(web, engine);
   creditRoutes(web, engine);
   keyRoutes(web, engine);
+  eventRoutes(web, engine);
+  eventPages(web, engine);
   web.all("*", () => {
     throw new AppError("not_found", "There is no such page.");
   });

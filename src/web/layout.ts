@@ -16,21 +16,24 @@ export interface Viewer {
   managesKeys: boolean;
 }
 
-export type Section = "actions" | "accounts" | "credits" | "keys";
+export type Section = "actions" | "accounts" | "credits" | "keys" | "webhooks" | "feedback";
 
 const SECTIONS: { id: Section; title: string; href: string }[] = [
   { id: "actions", title: "Actions", href: "/app/actions" },
   { id: "accounts", title: "Accounts", href: "/app/accounts" },
   { id: "credits", title: "Credits", href: "/app/credits" },
   { id: "keys", title: "API keys", href: "/app/keys" },
+  { id: "webhooks", title: "Webhooks", href: "/app/webhooks" },
+  { id: "feedback", title: "Feedback", href: "/app/feedback" },
 ];
 
 const ROLE_WORDS: Record<KeyRole, string> = { admin: "admin", operator: "operator", read_only: "read only" };
 
 /** A whole page: header with the workspace and navigation, then the section's content. */
-export function page(options: { title: string; viewer?: Viewer | undefined; section?: Section; notice?: string | undefined; body: Html; live?: { poll: string; version: string } | undefined }): Html {
+export function page(options: { title: string; viewer?: Viewer | undefined; section?: Section; notice?: string | undefined; body: Html; live?: { watch: string; after: string } | undefined }): Html {
   const { viewer } = options;
-  const sections = SECTIONS.filter((section) => section.id !== "keys" || viewer?.managesKeys);
+  // Admin pages are offered to admins only.
+  const sections = SECTIONS.filter((section) => (section.id === "keys" ? viewer?.managesKeys : section.id === "webhooks" || section.id === "feedback" ? viewer?.role === "admin" : true));
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -60,7 +63,7 @@ ${viewer ? html`<meta name="csrf-token" content="${viewer.csrfToken}">` : ""}
       : ""
   }
 </header>
-<main id="main"${options.live ? html` data-poll="${options.live.poll}" data-version="${options.live.version}"` : ""}>
+<main id="main"${options.live ? html` data-watch="${options.live.watch}" data-after="${options.live.after}"` : ""}>
   ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ""}
   <p class="notice" id="changed" role="status" hidden>This page has changed. <button type="button" class="secondary small" data-reload>Show the latest</button></p>
   ${options.body}

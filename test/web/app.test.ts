@@ -188,6 +188,8 @@ describe("every page, for people and their tools", () => {
       ["account", `/app/accounts/${ids.account}`],
       ["credits", "/app/credits"],
       ["keys", "/app/keys"],
+      ["webhooks", "/app/webhooks"],
+      ["feedback", "/app/feedback"],
     ];
     for (const [name, path] of pages) {
       await page.goto(live.url + path);
@@ -200,7 +202,7 @@ describe("every page, for people and their tools", () => {
   it("have no serious or critical accessibility violations, on a desktop and on a phone, and start with a skip link", async () => {
     const accountId = await live.account(await live.user("none"));
     const action = await live.run(accountId, "lookup_person", { handle: "frank" });
-    const clean = { actions: [], run: [], action: [], accounts: [], account: [], credits: [], keys: [] };
+    const clean = { actions: [], run: [], action: [], accounts: [], account: [], credits: [], keys: [], webhooks: [], feedback: [] };
     for (const [name, device] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
       const context: BrowserContext = await person.newContext(device);
       const signIn = await context.newPage();

@@ -136,7 +136,7 @@ describe("each role sees what it may do", () => {
     const client = new WebClient(h.app);
     await client.signIn(key);
     const seen: Record<string, string[] | number> = {};
-    for (const path of ["/app/actions", "/app/actions/new", `/app/actions/${actionId}`, "/app/accounts", `/app/accounts/${accountId}`, "/app/credits", "/app/keys"]) {
+    for (const path of ["/app/actions", "/app/actions/new", `/app/actions/${actionId}`, "/app/accounts", `/app/accounts/${accountId}`, "/app/credits", "/app/keys", "/app/webhooks", "/app/feedback"]) {
       const page = await client.send("GET", path);
       seen[path] = page.status === 200 ? postForms(page.text) : page.status;
     }
@@ -159,6 +159,8 @@ describe("each role sees what it may do", () => {
       [`/app/accounts/${account.id}`]: [],
       "/app/credits": [],
       "/app/keys": 403,
+      "/app/webhooks": 403,
+      "/app/feedback": 403,
     });
     expect(await formsSeenBy(h.key("operator"), account.id, action.id)).toEqual({
       "/app/actions": [],
@@ -168,6 +170,8 @@ describe("each role sees what it may do", () => {
       [`/app/accounts/${account.id}`]: [`/app/accounts/${account.id}/connect`, `/app/accounts/${account.id}/sign-in-links`],
       "/app/credits": [],
       "/app/keys": 403,
+      "/app/webhooks": 403,
+      "/app/feedback": 403,
     });
     const adminForms = await formsSeenBy(h.adminKey, account.id, action.id);
     expect(adminForms["/app/accounts"]).toEqual(["/app/accounts"]);
@@ -178,6 +182,8 @@ describe("each role sees what it may do", () => {
       `/app/accounts/${account.id}/delete`,
     ]);
     expect(adminForms["/app/keys"]).toEqual(expect.arrayContaining(["/app/keys"]));
+    expect(adminForms["/app/webhooks"]).toEqual(["/app/webhooks"]);
+    expect(adminForms["/app/feedback"]).toEqual([]);
   });
 
   it("a forged POST from a key without the permission is refused and changes nothing", async () => {
@@ -254,13 +260,30 @@ describe("the run form", () => {
   });
 });
 
-it("an unknown page inside the app is an HTML 404; its status poll answers JSON", async () => {
+it("an unknown page inside the app is an HTML 404", async () => {
   await web.signIn(h.adminKey);
   const missing = await web.send("GET", "/app/nothing-here");
   expect(missing.status).toBe(404);
   expect(missing.text).toContain("<h1>Not found</h1>");
-  const poll = await web.send("GET", "/app/actions?poll=1");
-  expect(poll.json).toEqual({ version: expect.any(String) });
+});
+
+it("a page follows the session's event stream from the event it was rendered after", async () => {
+  await web.signIn(h.adminKey);
+  const admin = h.engine.authenticate(h.adminKey)!;
+  h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+  const list = await web.send("GET", "/app/accounts");
+  const after = /data-watch="account.updated:\*" data-after="(evt_[^"]+)"/.exec(list.text)![1]!;
+  const controller = new AbortController();
+  const response = await h.app.request(`http://127.0.0.1:8787/app/events?after=${after}`, { headers: { host: "127.0.0.1:8787", cookie: web.cookie! }, signal: controller.signal });
+  expect(response.headers.get("content-type")).toContain("text/event-stream");
+  h.engine.createAccount(admin, { platform: "sandbox", username: "bob", password: "pw" });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("bob")) text += (await reader.read()).value ?? "";
+  expect(text).toContain("event: account.updated");
+  expect(text).not.toContain('"username":"alice"');
+  controller.abort();
+  await reader.cancel().catch(() => undefined);
 });
 
 it("a sign-in link made on an account's page is shown once, as a link to the live browser", async () => {
@@ -287,4 +310,22 @@ it("the web app draws on the key's rate limit like every surface: 429 with Retry
   const refused = await web.send("GET", "/app/credits");
   expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
   expect(refused.text).toContain("Too many requests");
+});
+
+it("webhooks and feedback pages: a private URL is refused, a public one shows its secret once; feedback sent from a page is listed for admins", async () => {
+  await web.signIn(h.adminKey);
+  const refused = await web.send("POST", "/app/webhooks", { form: { _csrf: await web.csrf(), url: "http://127.0.0.1:9/hook" } });
+  expect(refused.status).toBe(422);
+  expect(refused.text).toContain("ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE=true");
+  const created = await web.send("POST", "/app/webhooks", { form: { _csrf: await web.csrf(), url: "http://93.184.216.34/hook", events: "action.updated" } });
+  expect(created.status).toBe(201);
+  const secret = /id="webhook-secret" class="secret" readonly value="(whsec_[^"]+)"/.exec(created.text)![1]!;
+  const listed = await web.send("GET", "/app/webhooks");
+  expect(listed.text).toContain("http://93.184.216.34/hook");
+  expect(listed.text).not.toContain(secret);
+  expect(h.engine.listWebhooks(h.engine.authenticate(h.adminKey)!)).toMatchObject([{ url: "http://93.184.216.34/hook", events: ["action.updated"] }]);
+
+  const sent = await web.send("POST", "/app/feedback", { form: { _csrf: await web.csrf(), message: "The feed is slow to load." } });
+  expect(sent.status).toBe(303);
+  expect((await web.send("GET", "/app/feedback")).text).toContain("The feed is slow to load.");
 });

@@ -52,6 +52,11 @@ export class EventRepository {
     return (this.db.prepare("SELECT coalesce(max(seq), 0) FROM events WHERE workspace_id = ?").pluck().get(workspaceId) as number) ?? 0;
   }
 
+  /** The newest event id of a workspace, if any. */
+  latestId(workspaceId: string): string | undefined {
+    return this.db.prepare("SELECT id FROM events WHERE workspace_id = ? ORDER BY seq DESC LIMIT 1").pluck().get(workspaceId) as string | undefined;
+  }
+
   /** A workspace's events after `afterSeq`, oldest first, only of these accounts when given. */
   after(workspaceId: string, afterSeq: number, limit: number, accountIds?: readonly string[]): EventRecord[] {
     const rows = this.db

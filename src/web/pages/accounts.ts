@@ -8,7 +8,7 @@ import type { Engine } from "../../engine/engine.js";
 import type { AccountRecord } from "../../store/records.js";
 import { errorBox, field, fieldErrors, readForm } from "../forms.js";
 import { csrfField, page, status, table, time, typeTitle, type Html, type Viewer } from "../layout.js";
-import { isPoll, liveVersion, pollUrl } from "../live.js";
+import { liveFor } from "../live.js";
 import { may, type WebEnv } from "../session.js";
 
 const NOTICES: Record<string, string> = {
@@ -24,9 +24,7 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
   web.get("/accounts", (c) => {
     const { principal } = c.get("session");
     const accounts = engine.listAccounts(principal);
-    const version = liveVersion(accounts.map((account) => [account.id, account.status, account.updated_at]));
-    if (isPoll(c)) return c.json({ version });
-    return c.html(accountsPage(engine, c.get("viewer"), principal, accounts, { notice: NOTICES[c.req.query("done") ?? ""], live: { poll: pollUrl(c), version } }));
+    return c.html(accountsPage(engine, c.get("viewer"), principal, accounts, { notice: NOTICES[c.req.query("done") ?? ""], live: liveFor(c, engine, ["account.updated:*"]) }));
   });
 
   web.post("/accounts", async (c) => {
@@ -51,9 +49,7 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
   web.get("/accounts/:id", (c) => {
     const { principal } = c.get("session");
     const account = engine.getAccount(principal, c.req.param("id"));
-    const version = liveVersion([account.status, account.updated_at]);
-    if (isPoll(c)) return c.json({ version });
-    return c.html(accountPage(engine, c.get("viewer"), principal, account, { notice: NOTICES[c.req.query("done") ?? ""], live: { poll: pollUrl(c), version } }));
+    return c.html(accountPage(engine, c.get("viewer"), principal, account, { notice: NOTICES[c.req.query("done") ?? ""], live: liveFor(c, engine, [`account.updated:${account.id}`]) }));
   });
 
   web.post("/accounts/:id", async (c) => {
@@ -111,7 +107,7 @@ function accountsPage(
   viewer: Viewer,
   principal: Principal,
   accounts: AccountRecord[],
-  options: { notice?: string | undefined; refused?: Refused; live?: { poll: string; version: string } },
+  options: { notice?: string | undefined; refused?: Refused; live?: { watch: string; after: string } | undefined },
 ): Html {
   const platforms = engine.platforms();
   const refused = options.refused;
@@ -155,7 +151,7 @@ function accountPage(
   viewer: Viewer,
   principal: Principal,
   account: AccountRecord,
-  options: { notice?: string | undefined; refused?: Refused; link?: { url: string; expires_at: string }; removeError?: string; live?: { poll: string; version: string } },
+  options: { notice?: string | undefined; refused?: Refused; link?: { url: string; expires_at: string }; removeError?: string; live?: { watch: string; after: string } | undefined },
 ): Html {
   const recent = engine.listActions(principal, { account_id: account.id, limit: 10 }).data;
   const refused = options.refused;

@@ -11,9 +11,10 @@ import type { Engine } from "../../engine/engine.js";
 import type { AccountRecord } from "../../store/records.js";
 import { errorBox, fieldErrors, readForm } from "../forms.js";
 import { csrfField, page, status, table, time, typeTitle, type Html, type Viewer } from "../layout.js";
-import { isPoll, liveVersion, pollUrl } from "../live.js";
+import { liveFor } from "../live.js";
 import { paramInputs, paramsFromForm, submittedValues } from "../params-form.js";
 import { may, type WebEnv } from "../session.js";
+import { feedbackForm } from "./events.js";
 
 const KIND_NAMES: Record<string, string> = {
   two_factor_code: "Authenticator code",
@@ -34,9 +35,7 @@ export function actionRoutes(web: Hono<WebEnv>, engine: Engine): void {
     const { principal } = c.get("session");
     const query = parse(ListActionsQuery, pick(c, ["account_id", "status", "cursor"]), "query");
     const page_ = engine.listActions(principal, query);
-    if (isPoll(c)) return c.json({ version: liveVersion(page_.data.map((action) => [action.id, action.status, action.updated_at])) });
     const accounts = new Map(engine.listAccounts(principal).map((account) => [account.id, account]));
-    const running = page_.data.some((action) => !isTerminal(action.status));
     const next = page_.next_cursor ? `/app/actions?${new URLSearchParams({ ...pick(c, ["account_id", "status"]), cursor: page_.next_cursor })}` : undefined;
     return c.html(
       page({
@@ -44,7 +43,8 @@ export function actionRoutes(web: Hono<WebEnv>, engine: Engine): void {
         viewer: c.get("viewer"),
         section: "actions",
         notice: undefined,
-        live: running ? { poll: pollUrl(c), version: liveVersion(page_.data.map((action) => [action.id, action.status, action.updated_at])) } : undefined,
+        // The newest page follows every action; an older one stays as it is.
+        live: query.cursor ? undefined : liveFor(c, engine, ["action.updated:*"]),
         body: html`<div class="actions-bar"><h1>Actions</h1>${may(principal, "act") ? html`<a class="button" href="/app/actions/new">Run an action</a>` : ""}</div>
 <form method="get" action="/app/actions" class="card row" aria-label="Filter actions">
   <div><label for="filter-account">Account</label><select id="filter-account" name="account_id">
@@ -97,7 +97,6 @@ ${next ? html`<p class="pager"><a href="${next}">Older actions</a></p>` : ""}`,
   web.get("/actions/:id", (c) => {
     const { principal } = c.get("session");
     const record = engine.getAction(principal, c.req.param("id"));
-    if (isPoll(c)) return c.json({ version: liveVersion([record.status, record.updated_at]) });
     const action = engine.present(record, "web");
     const account = engine.listAccounts(principal).find((candidate) => candidate.id === record.account_id);
     const done = c.req.query("done");
@@ -106,8 +105,8 @@ ${next ? html`<p class="pager"><a href="${next}">Older actions</a></p>` : ""}`,
         title: `${typeTitle(action.type)} · ${accountName(account)}`,
         viewer: c.get("viewer"),
         section: "actions",
-        notice: done === "answered" ? "Answer sent: the action continues." : done === "canceled" ? "The action is canceled." : undefined,
-        live: isTerminal(record.status) ? undefined : { poll: pollUrl(c), version: liveVersion([record.status, record.updated_at]) },
+        notice: done === "answered" ? "Answer sent: the action continues." : done === "canceled" ? "The action is canceled." : done === "feedback" ? "Feedback sent. Thank you." : undefined,
+        live: isTerminal(record.status) ? undefined : liveFor(c, engine, [`action.updated:${record.id}`]),
         body: actionDetail(action, account, principal, c.get("viewer")),
       }),
     );
@@ -232,6 +231,7 @@ function actionDetail(action: PublicAction, account: AccountRecord | undefined, 
     <p class="note">The live browser shows the account's page; ${isAnswerableByApi(challenge.kind) ? "you can also type the code there." : "do what it asks there, or on the other device. This page follows the action."}</p>
   </section>`
     : ""}
+  ${action.status === "failed" ? feedbackForm(viewer, principal, action.id) : ""}
   ${action.result ? html`<section class="card" aria-labelledby="result-title"><h2 id="result-title">Result</h2>${facts(action.result)}</section>` : ""}
 </div>
 <aside class="card" aria-label="Details">
