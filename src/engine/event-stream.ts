@@ -12,17 +12,24 @@ const POLL_MS = 500;
  * as SSE's Last-Event-ID gives it) first, then each new one as it commits, in outbox order; only
  * the accounts the key may see. Without `after` (or an id no longer kept), from now on.
  */
-export async function* streamEvents(core: EngineCore, principal: Principal, options: { after?: string | undefined; signal: AbortSignal }): AsyncGenerator<PublicEvent> {
+export function streamEvents(core: EngineCore, principal: Principal, options: { after?: string | undefined; signal: AbortSignal }): AsyncGenerator<PublicEvent> {
+  // Checked before the stream starts, so a refusal is a request error rather than an empty stream.
   requirePermission(principal, "read");
   const { store } = core;
-  let seq = (options.after !== undefined ? store.events.seqOf(options.after) : undefined) ?? store.events.latestSeq(principal.workspaceId);
-  while (!options.signal.aborted) {
+  const start = (options.after !== undefined ? store.events.seqOf(principal.workspaceId, options.after) : undefined) ?? store.events.latestSeq(principal.workspaceId);
+  return followOutbox(core, principal, start, options.signal);
+}
+
+async function* followOutbox(core: EngineCore, principal: Principal, start: number, signal: AbortSignal): AsyncGenerator<PublicEvent> {
+  const { store } = core;
+  let seq = start;
+  while (!signal.aborted) {
     const events = store.events.after(principal.workspaceId, seq, 100, principal.accountIds);
     for (const event of events) {
       seq = event.seq;
       yield presentEvent(core, event);
     }
-    if (events.length === 0) await nextChange(core, options.signal);
+    if (events.length === 0) await nextChange(core, signal);
   }
 }
 

@@ -42,9 +42,17 @@ export function sendFeedback(core: EngineCore, principal: Principal, input: Feed
 /** The workspace's feedback, newest first (admins). */
 export function listFeedback(core: EngineCore, principal: Principal, options: { limit: number; cursor?: string | undefined }): { data: PublicFeedback[]; next_cursor?: string } {
   requirePermission(principal, "read_feedback");
-  const rows = core.store.feedback.list(principal.workspaceId, options.limit + 1, options.cursor);
+  const before = options.cursor === undefined ? undefined : parseCursor(options.cursor);
+  const rows = core.store.feedback.list(principal.workspaceId, options.limit + 1, before, principal.accountIds);
   const page = rows.slice(0, options.limit);
-  return { data: page.map(presentFeedback), ...(rows.length > options.limit ? { next_cursor: page.at(-1)!.created_at } : {}) };
+  const last = page.at(-1);
+  return { data: page.map(presentFeedback), ...(rows.length > options.limit && last ? { next_cursor: `${last.created_at}|${last.id}` } : {}) };
+}
+
+function parseCursor(cursor: string): { created_at: string; id: string } {
+  const [createdAt, id] = cursor.split("|");
+  if (!createdAt || !id) throw new AppError("invalid_request", "cursor is not one this list gave.", { cursor });
+  return { created_at: createdAt, id };
 }
 
 /** The page at the failure of the action a feedback is about, as PNG (admins of its workspace only). */
@@ -52,6 +60,11 @@ export function feedbackScreenshot(core: EngineCore, principal: Principal, feedb
   requirePermission(principal, "read_feedback");
   const feedback = core.store.feedback.get(feedbackId);
   if (!feedback || feedback.workspace_id !== principal.workspaceId) throw new AppError("not_found", "No such feedback.", { feedback_id: feedbackId });
+  // A key limited to some accounts sees the pages of those accounts only.
+  const accountId = feedback.action_id ? core.store.actions.get(feedback.action_id)?.account_id : undefined;
+  if (principal.accountIds && (!accountId || !principal.accountIds.includes(accountId))) {
+    throw new AppError("forbidden", "This key may not see feedback about accounts outside its allow-list.", { feedback_id: feedbackId });
+  }
   const png = feedback.action_id ? core.store.feedback.screenshot(feedback.action_id) : undefined;
   if (!png) throw new AppError("not_found", "No screenshot was kept for this feedback's action (only ui_changed and browser_error failures keep one).", { feedback_id: feedbackId });
   return png;

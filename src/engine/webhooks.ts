@@ -34,7 +34,16 @@ export async function createWebhook(core: EngineCore, principal: Principal, inpu
 
 export function listWebhooks(core: EngineCore, principal: Principal): PublicWebhook[] {
   requirePermission(principal, "manage_webhooks");
-  return core.store.webhooks.endpoints(principal.workspaceId).map(presentWebhook);
+  return core.store.webhooks
+    .endpoints(principal.workspaceId)
+    .filter((endpoint) => withinAllowList(principal, endpoint))
+    .map(presentWebhook);
+}
+
+/** A key limited to some accounts sees only endpoints that reach none beyond them (those it could have made). */
+function withinAllowList(principal: Principal, endpoint: WebhookEndpointRecord): boolean {
+  const allowed = principal.accountIds;
+  return !allowed || (endpoint.account_ids !== undefined && endpoint.account_ids.every((id) => allowed.includes(id)));
 }
 
 export function deleteWebhook(core: EngineCore, principal: Principal, id: string): void {
@@ -76,6 +85,7 @@ function visibleEndpoint(core: EngineCore, principal: Principal, id: string): We
   requirePermission(principal, "manage_webhooks");
   const endpoint = core.store.webhooks.endpoint(id);
   if (!endpoint || endpoint.workspace_id !== principal.workspaceId) throw new AppError("not_found", "No such webhook.", { webhook_id: id });
+  if (!withinAllowList(principal, endpoint)) throw new AppError("forbidden", "This key may not manage a webhook that reaches accounts outside its allow-list.", { webhook_id: id });
   return endpoint;
 }
 

@@ -111,13 +111,7 @@ export function createHarness(options: HarnessOptions = {}): Harness {
         ...(rawBody !== undefined ? { body: rawBody } : body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
       const raw = await response.text();
-      let json: unknown;
-      try {
-        json = raw ? JSON.parse(raw) : undefined;
-      } catch {
-        json = undefined;
-      }
-      return { status: response.status, headers: response.headers, raw, json };
+      return { status: response.status, headers: response.headers, raw, json: jsonOrUndefined(raw) };
     },
     key(role, { accountIds, workspace } = {}) {
       return engine.issueKey({ role, accountIds, workspaceName: workspace }).key;
@@ -132,4 +126,13 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The JSON of a response body, or undefined when it is empty or not JSON. */
+export function jsonOrUndefined(raw: string): unknown {
+  try {
+    return raw ? (JSON.parse(raw) as unknown) : undefined;
+  } catch {
+    return undefined;
+  }
 }

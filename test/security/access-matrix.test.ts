@@ -6,10 +6,11 @@ import { ROUTES } from "../../src/api/routes/index.js";
 import { TOOLS } from "../../src/mcp/tools/index.js";
 import { eventually } from "../helpers/scripted-executor.js";
 import { PERMISSION_OF, PRINCIPALS, expectedOutcome, type Outcome, type PrincipalSpec, type TargetSpec } from "./access-rule.js";
-import { OPERATIONS, hiddenIds, idsFor, restCall, restName, targetsOf, toolArguments, type Operation } from "./matrix-operations.js";
+import { jsonOrUndefined } from "../helpers/harness.js";
+import { OPERATIONS, hiddenIds, idsFor, restCall, restName, targetsOf, toolArguments, type Operation, type RestCall } from "./matrix-operations.js";
 import { SEED_REQUEST_ERRORS } from "./seed-errors.js";
 import { stateDifference } from "./state.js";
-import { createWorld, type World } from "./world.js";
+import { UNREACHABLE_HOOK, createWorld, type World } from "./world.js";
 
 let world: World;
 const clients = new Map<string, Client>();
@@ -22,7 +23,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  console.log(`access matrix: ${tally.run} of ${tally.planned} cases run, ${tally.passed} passed (${((100 * tally.passed) / Math.max(1, tally.run)).toFixed(1)} %)`);
+  console.log(
+    `access matrix: ${tally.run} of ${tally.planned} cases run, ${tally.passed} passed (${((100 * tally.passed) / Math.max(1, tally.run)).toFixed(1)} %)`,
+  );
   for (const client of clients.values()) await client.close();
   await world?.close();
   expect(tally.run, "every planned case ran").toBe(tally.planned);
@@ -62,6 +65,50 @@ function expectNothingLeaks(text: string, hidden: readonly string[], refused: bo
   }
 }
 
+/** How long to wait for an event stream's first bytes. */
+const STREAM_FIRST_BYTES_MS = 2_000;
+
+interface MatrixResponse {
+  status: number;
+  headers: Headers;
+  raw: string;
+  json: any;
+}
+
+/**
+ * One REST request, in process. An event stream (`text/event-stream`) never ends by itself: its
+ * first bytes are read (or all it sends within `streamMs`), then the request is aborted, as a
+ * client going away would.
+ */
+async function restRequest(call: RestCall, key: string | undefined, options: { headers?: Record<string, string>; streamMs?: number } = {}): Promise<MatrixResponse> {
+  const abort = new AbortController();
+  const response = await world.h.app.request(call.path, {
+    method: call.method,
+    headers: { ...(key === undefined ? {} : { authorization: `Bearer ${key}` }), ...(call.body === undefined ? {} : { "content-type": "application/json" }), ...options.headers },
+    ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
+    signal: abort.signal,
+  });
+  if (!(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+    const raw = await response.text();
+    return { status: response.status, headers: response.headers, raw, json: jsonOrUndefined(raw) };
+  }
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  const deadline = Date.now() + (options.streamMs ?? STREAM_FIRST_BYTES_MS);
+  let raw = "";
+  for (;;) {
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    const chunk = await Promise.race([reader.read(), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), left))]);
+    if (!chunk || chunk.done) break;
+    raw += decoder.decode(chunk.value, { stream: true });
+    if (options.streamMs === undefined) break; // the first bytes are enough
+  }
+  abort.abort();
+  await reader.cancel().catch(() => undefined);
+  return { status: response.status, headers: response.headers, raw, json: undefined };
+}
+
 /** Runs one operation for one principal on one target, then holds it to the rule. */
 async function runCase(principal: PrincipalSpec, operation: Operation, target: TargetSpec): Promise<void> {
   const fresh = await world.freshTargets();
@@ -69,13 +116,18 @@ async function runCase(principal: PrincipalSpec, operation: Operation, target: T
   const expected = expectedOutcome(principal, operation, target);
   const hidden = hiddenIds(principal, fresh, ids);
   const before = world.snapshot();
+  let text: string;
   if (operation.surface === "rest") {
     const call = restCall(operation.route, ids, serial);
-    const response = await world.h.request(call.method, call.path, { key: keyOf(principal) ?? null, ...(call.body === undefined ? {} : { body: call.body }) });
+    const response = await restRequest(call, keyOf(principal));
+    text = response.raw;
     if (expected.ok) {
       // Allowed: one of the route's documented outcomes other than a refusal of the caller (402 is x402's "pay first").
       const documented = Object.keys(operation.route.responses).map(Number).filter((status) => status < 400 || status === 402 || status >= 500);
       expect(documented, response.raw).toContain(response.status);
+      if ((response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
+        expect(response.raw, "an event stream's first bytes are SSE lines").toMatch(/^(:|id:|event:|data:|retry:)/);
+      }
     } else {
       expect(response.status, response.raw).toBe(SEED_REQUEST_ERRORS[expected.code]);
       expect(response.json?.error?.code).toBe(expected.code);
@@ -83,13 +135,14 @@ async function runCase(principal: PrincipalSpec, operation: Operation, target: T
     expectNothingLeaks(response.raw, hidden, !expected.ok);
   } else {
     const result = (await clients.get(principal.name)!.callTool({ name: operation.tool.name, arguments: toolArguments(operation.tool, ids, serial) })) as CallToolResult;
-    const text = result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
-    if (expected.ok) expect(result.isError, text).toBeFalsy();
+    text = JSON.stringify(result);
+    const said = result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
+    if (expected.ok) expect(result.isError, said).toBeFalsy();
     else {
-      expect(result.isError, text).toBe(true);
-      expect(text).toMatch(new RegExp(`^${expected.code}: `));
+      expect(result.isError, said).toBe(true);
+      expect(said).toMatch(new RegExp(`^${expected.code}: `));
     }
-    expectNothingLeaks(JSON.stringify(result), hidden, !expected.ok);
+    expectNothingLeaks(text, hidden, !expected.ok);
   }
   if (!expected.ok) expect(stateDifference(before, world.snapshot()), "a refused request changed state").toEqual([]);
   await world.settle();
@@ -222,3 +275,73 @@ async function replayCase(principal: PrincipalSpec, created: "rest" | "mcp", rep
   // A replay runs nothing again, and a refused one writes nothing.
   expect(stateDifference(before, world.snapshot())).toEqual([]);
 }
+
+describe("webhook deliveries, endpoints made by limited keys, and the event stream's backlog", () => {
+  /** A retry naming an endpoint and a delivery that is not that endpoint's: 404 whoever owns either, and nothing written. */
+  async function refusedRetry(key: string, endpointId: string, deliveryId: string, hidden: readonly string[]): Promise<void> {
+    await world.settle();
+    const before = world.snapshot();
+    const response = await restRequest({ method: "POST", path: `/v1/webhooks/${encodeURIComponent(endpointId)}/deliveries/${encodeURIComponent(deliveryId)}/retry` }, key);
+    expect(response.status, response.raw).toBe(404);
+    expect(response.json?.error?.code).toBe("not_found");
+    expectNothingLeaks(response.raw, hidden, true);
+    expect(stateDifference(before, world.snapshot()), "a refused request changed state").toEqual([]);
+  }
+
+  matrixCase("admin · own endpoint, another workspace's delivery → 404 not_found", async () => {
+    const fresh = await world.freshTargets();
+    await refusedRetry(world.keys.admin, fresh.own.webhookId, fresh.other.deliveryId, [fresh.other.webhookId, fresh.other.actionId, fresh.other.accountId]);
+  });
+
+  matrixCase("other workspace's admin · its endpoint, our delivery → 404 not_found", async () => {
+    const fresh = await world.freshTargets();
+    await refusedRetry(world.keys.otherAdmin, fresh.other.webhookId, fresh.own.deliveryId, [fresh.own.webhookId, fresh.own.actionId, fresh.own.accountId]);
+  });
+
+  matrixCase("admin · own endpoint, a delivery of another own endpoint → 404 not_found", async () => {
+    const fresh = await world.freshTargets();
+    const admin = world.h.engine.authenticate(world.keys.admin)!;
+    const second = (await world.h.engine.createWebhook(admin, { url: UNREACHABLE_HOOK })).id;
+    world.newAccount("own", "plain"); // an event, so the second endpoint has a delivery
+    await world.settle();
+    const delivery = world.h.store.webhooks.deliveries(second, 1)[0]!.id;
+    await refusedRetry(world.keys.admin, fresh.own.webhookId, delivery, []);
+  });
+
+  matrixCase("admin limited to other accounts · an endpoint it made → gets only its accounts' events, and it may manage it", async () => {
+    await world.freshTargets();
+    const key = world.keys.limitedAdmin;
+    const created = await restRequest({ method: "POST", path: "/v1/webhooks", body: { url: UNREACHABLE_HOOK } }, key);
+    expect(created.status, created.raw).toBe(201);
+    const id: string = created.json.id;
+    // An event of an account outside its list, then the events of an action on its one account.
+    const outside = world.newAccount("own", "plain");
+    const admin = world.h.engine.authenticate(world.keys.admin)!;
+    const inside = world.h.engine.createAction(admin, { account_id: world.allowedAccountId, type: "connect", params: {} }).id;
+    await world.settle();
+    const deliveries = await restRequest({ method: "GET", path: `/v1/webhooks/${id}/deliveries?limit=100` }, key);
+    expect(deliveries.status, deliveries.raw).toBe(200);
+    expect(deliveries.json.data.map((delivery: { subject_id: string }) => delivery.subject_id)).toContain(inside);
+    expect(deliveries.raw, "an account outside the list reached its endpoint").not.toContain(outside);
+    const listed = await restRequest({ method: "GET", path: "/v1/webhooks" }, key);
+    expect(listed.json.data.map((endpoint: { id: string }) => endpoint.id)).toContain(id);
+    const deleted = await restRequest({ method: "DELETE", path: `/v1/webhooks/${id}` }, key);
+    expect(deleted.status, deleted.raw).toBe(204);
+  });
+
+  // Resuming after an event id (Last-Event-ID) sends what came since at once: only the key's workspace, only the accounts it may see.
+  for (const principal of PRINCIPALS.filter((candidate) => candidate.role)) {
+    const sees = principal.limited ? "none of the targets' events" : "its workspace's targets' events only";
+    matrixCase(`${principal.name} · GET /v1/events resumed from before the targets → ${sees}`, async () => {
+      // A mark in the key's own workspace: this is about what the backlog carries, not about whose ids are taken as marks.
+      const { store } = world.h;
+      const workspaceId = world.h.engine.authenticate(keyOf(principal)!)!.workspaceId;
+      const mark = store.events.bySeq(store.events.latestSeq(workspaceId))!.id;
+      const fresh = await world.freshTargets();
+      const response = await restRequest({ method: "GET", path: "/v1/events" }, keyOf(principal), { headers: { "last-event-id": mark }, streamMs: 500 });
+      expect(response.status, response.raw).toBe(200);
+      expectNothingLeaks(response.raw, hiddenIds(principal, fresh, {}), false);
+      if (!principal.limited) expect(response.raw, "the backlog was sent").toContain((principal.workspace === "own" ? fresh.own : fresh.other).actionId);
+    });
+  }
+});

@@ -6,12 +6,17 @@ import type { WorldKeys } from "./world.js";
  */
 
 export type Role = "admin" | "operator" | "read_only";
-export type Permission = "read" | "act" | "manage_accounts" | "pay";
+export type Permission = "read" | "act" | "manage_accounts" | "pay" | "manage_webhooks" | "read_feedback";
 type Workspace = "own" | "other";
 
-/** docs/decisions.md "Roles": admin everything; operator read and run/answer/cancel, sign-in links; read_only GET only. */
+/**
+ * docs/decisions.md "Roles": admin everything; operator read and run/answer/cancel, sign-in links; read_only GET only.
+ * DESIGN §13: webhook endpoints and their deliveries, and reading the workspace's feedback (and its
+ * screenshots), are the admin's; sending feedback is `read`. (`manage_keys` is the web app's only,
+ * no REST route or tool needs it: the web tests hold it.)
+ */
 const ROLE_GRANTS: Record<Role, readonly Permission[]> = {
-  admin: ["read", "act", "manage_accounts", "pay"],
+  admin: ["read", "act", "manage_accounts", "pay", "manage_webhooks", "read_feedback"],
   operator: ["read", "act"],
   read_only: ["read"],
 };
@@ -32,6 +37,17 @@ export const PERMISSION_OF: Readonly<Record<string, Permission>> = {
   "GET /v1/credits": "read",
   "POST /v1/credits/top-ups": "pay",
   "GET /v1/platforms": "read",
+  "POST /v1/webhooks": "manage_webhooks",
+  "GET /v1/webhooks": "manage_webhooks",
+  "DELETE /v1/webhooks/{id}": "manage_webhooks",
+  "GET /v1/webhooks/{id}/deliveries": "manage_webhooks",
+  "POST /v1/webhooks/{id}/deliveries/{delivery_id}/retry": "manage_webhooks",
+  // An event stream: only its status and first bytes are checked, then the request is let go.
+  "GET /v1/events": "read",
+  // Any key may send feedback; about an action (`action_id`) only one it may see.
+  "POST /v1/feedback": "read",
+  "GET /v1/feedback": "read_feedback",
+  "GET /v1/feedback/{id}/screenshot": "read_feedback",
   run_action: "act",
   answer_challenge: "act",
   get_action: "read",
@@ -45,7 +61,7 @@ export const PERMISSION_OF: Readonly<Record<string, Permission>> = {
   get_credits: "read",
   list_platforms: "read",
   top_up_credits: "pay",
-  // Feedback touches no account or action; the docs give it no role, so any key may send it (as it may read).
+  // Like POST /v1/feedback: any key, about an action it may see when it names one.
   send_feedback: "read",
 };
 
@@ -58,7 +74,11 @@ export interface PrincipalSpec {
   /** Undefined for no key and for a key nobody issued. */
   role?: Role;
   workspace?: Workspace;
-  /** Has an account allow-list that names none of the targets. */
+  /**
+   * Has an account allow-list that names none of the targets: not their accounts, not the
+   * accounts their actions are on, and none of the accounts a webhook endpoint or a feedback
+   * target reaches (see "Allow-lists and workspace objects" below).
+   */
   limited: boolean;
 }
 
@@ -90,10 +110,32 @@ export const NO_TARGET: TargetSpec = { name: "none" };
 export interface OperationSpec {
   /** `METHOD /path` of a route, or a tool's name. */
   name: string;
-  /** What the operation names by id: an account, an action, or nothing. */
-  aims: "account" | "action" | "nothing";
+  /** What the operation names by id: an account, an action, a webhook endpoint (and one of its deliveries), a feedback, or nothing. */
+  aims: "account" | "action" | "webhook" | "feedback" | "nothing";
 }
 
+/**
+ * Allow-lists and workspace objects (DESIGN §13 is silent; decided from src/engine/webhooks.ts,
+ * feedback.ts and event-stream.ts, and decisions.md "Roles": a limited key "sees only its accounts
+ * and their actions, and gets 403 for the others").
+ *
+ * - A webhook endpoint reaches the accounts it was made for: the engine gives an endpoint made by
+ *   a key with an allow-list that list (it then only gets those accounts' events), and one made by
+ *   a key without a list every account. A limited key may create endpoints (they are scoped to its
+ *   list), and may see, delete, read the deliveries of and retry only endpoints whose reach lies
+ *   within its list: the others' deliveries name actions and accounts it may not see, and deleting
+ *   or replaying them acts on what it may not touch. Any other endpoint of its workspace is, like
+ *   an account outside its list, a 403; another workspace's, or none, a 404.
+ * - A feedback is about the action it names (if any): a limited key may read it, and its screenshot
+ *   (the page of that action's account at the failure), only when that action is on one of its
+ *   accounts; otherwise 403 in its workspace, 404 outside it. Sending feedback about an action is
+ *   held to the action's rule (`action_id` is aimed at like any body id).
+ * - The event stream (`GET /v1/events`) names nothing: any key with `read`, filtered to its accounts.
+ *
+ * The fixtures' endpoints are made by the workspace's unlimited admin (they reach every account)
+ * and their feedback is about the fixture action, so for the limited keys every one is outside the
+ * list, as their accounts and actions are.
+ */
 export type Outcome = { ok: true } | { ok: false; code: "unauthorized" | "forbidden" | "not_found" };
 
 const refused = (code: "unauthorized" | "forbidden" | "not_found"): Outcome => ({ ok: false, code });

@@ -34,6 +34,8 @@ export interface RestCase {
   auth: Auth;
   contentType: string | undefined;
   idempotencyKey: string | undefined;
+  /** `Last-Event-ID` (the event stream's resume point). */
+  lastEventId: string | undefined;
   body: BodySpec;
 }
 
@@ -74,6 +76,46 @@ const auth: fc.Arbitrary<Auth> = fc.oneof(
 // Accounts nothing waits on: an action created on them ends at once, so `?wait` never holds a request for long.
 const accountIds = fc.constantFrom("{{own_account}}", "{{own_account}}", "{{allowed_account}}", "{{other_account}}", "acc_missing000000000000");
 const actionIds = fc.constantFrom("{{own_action}}", "{{own_action}}", "{{other_action}}", "act_missing000000000000");
+const webhookIds = fc.constantFrom("{{own_webhook}}", "{{own_webhook}}", "{{other_webhook}}", "whe_missing000000000000");
+const deliveryIds = fc.constantFrom("{{own_delivery}}", "{{own_delivery}}", "{{other_delivery}}", "dlv_missing000000000000");
+const feedbackIds = fc.constantFrom("{{own_feedback}}", "{{own_feedback}}", "{{other_feedback}}", "fbk_missing000000000000");
+/** What a path's `{id}` names, by its collection. */
+const PATH_IDS: readonly [prefix: string, ids: fc.Arbitrary<string>][] = [
+  ["/v1/accounts/", accountIds],
+  ["/v1/actions/", actionIds],
+  ["/v1/webhooks/", webhookIds],
+  ["/v1/feedback/", feedbackIds],
+];
+/**
+ * Webhook URLs: mostly ones the SSRF check and the URL parser must refuse, and loopback's discard
+ * port (the world allows private targets, so that one is created; nothing listens there, so a
+ * delivery fails at once and nothing leaves the machine).
+ */
+const webhookUrls = fc.oneof(
+  { weight: 3, arbitrary: fc.constant("http://127.0.0.1:9/fuzz") },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      "file:///etc/passwd",
+      "ftp://127.0.0.1/",
+      "javascript:alert(1)",
+      "http://",
+      "http://user:pw@127.0.0.1:9/",
+      "http://[::1]:9/",
+      "http://0x7f.1:9/",
+      "https://[fe80::1%25lo]:9/",
+      "http://no-such-host.invalid/",
+      "gopher://127.0.0.1:9/_",
+      "http://127.0.0.1:9/" + "x".repeat(1_990),
+    ),
+  },
+  { weight: 1, arbitrary: fc.string({ maxLength: 40 }) },
+);
+/** Last-Event-ID values: an event of either workspace, made-up ones, and what a header parser trips on. */
+const lastEventIds = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom("{{own_event}}", "{{other_event}}", "evt_missing000000000000") },
+  { weight: 1, arbitrary: fc.constantFrom("", " ", "0", "-1", "99999999999999999999", "NaN", "__proto__", "' OR 1=1 --", "e".repeat(4_000)) },
+);
 /** As an HTTP header: only what a client can put on the wire (node:http refuses NUL and line breaks). */
 const idempotencyHeaders = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom("fuzz-key-1", "fuzz-key-2", "fuzz-key-3") },
@@ -84,7 +126,7 @@ const idempotencyHeaders = fc.oneof(
 const idempotencyArguments = fc.oneof({ weight: 6, arbitrary: idempotencyHeaders }, { weight: 1, arbitrary: fc.constantFrom("nul\u0000", "line\nbreak", "\ud800") });
 
 const fieldOptions: ArbitraryOptions = {
-  overrides: { account_id: accountIds, action_id: actionIds, idempotency_key: idempotencyArguments },
+  overrides: { account_id: accountIds, action_id: actionIds, idempotency_key: idempotencyArguments, url: webhookUrls },
   hostile: hostileValue,
   hostileOneIn: 12,
 };
@@ -159,10 +201,18 @@ const contentType = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom<string | undefined>(undefined, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=utf-16", "application/xml", "*/*") },
 );
 
+/** The route's path with each `{name}` filled: mostly live or missing ids of the right kind, now and then a hostile one. */
 function pathOf(route: Route): fc.Arbitrary<string> {
-  if (!route.path.includes("{id}")) return fc.constant(route.path);
-  const ids = route.path.startsWith("/v1/accounts/") ? accountIds : actionIds;
-  return fc.oneof({ weight: 5, arbitrary: ids }, { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_PATH_IDS) }).map((id) => route.path.replace("{id}", id));
+  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => match[1]!);
+  if (names.length === 0) return fc.constant(route.path);
+  const idsFor = (name: string): fc.Arbitrary<string> => {
+    if (name === "delivery_id") return deliveryIds;
+    const found = PATH_IDS.find(([prefix]) => route.path.startsWith(prefix));
+    if (name !== "id" || !found) throw new Error(`${route.path}: what does {${name}} name? Add it to PATH_IDS`);
+    return found[1];
+  };
+  const segment = (name: string): fc.Arbitrary<string> => fc.oneof({ weight: 5, arbitrary: idsFor(name) }, { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_PATH_IDS) });
+  return fc.tuple(...names.map(segment)).map((ids) => names.reduce((path, name, index) => path.replace(`{${name}}`, ids[index]!), route.path));
 }
 
 const routeCase: fc.Arbitrary<RestCase> = fc.constantFrom(...ROUTES).chain((route) =>
@@ -173,6 +223,7 @@ const routeCase: fc.Arbitrary<RestCase> = fc.constantFrom(...ROUTES).chain((rout
     auth,
     contentType,
     idempotencyKey: route.path === "/v1/actions" && route.method === "post" ? fc.option(idempotencyHeaders, { freq: 2, nil: undefined }) : fc.constant(undefined),
+    lastEventId: (route.headers ?? []).some((header) => header.name === "Last-Event-ID") ? fc.option(lastEventIds, { freq: 2, nil: undefined }) : fc.constant(undefined),
     body: bodyOf(route.body),
   }),
 );
@@ -184,6 +235,7 @@ const oddPathCase: fc.Arbitrary<RestCase> = fc.record({
   auth,
   contentType,
   idempotencyKey: fc.constant(undefined),
+  lastEventId: fc.constant(undefined),
   body: fc.oneof(fc.constant<BodySpec>({ kind: "none" }), hostileBody),
 });
 
@@ -195,6 +247,7 @@ const deepCreateCase: fc.Arbitrary<RestCase> = fc.record({
   auth: fc.constant<Auth>("admin"),
   contentType: fc.constant<string | undefined>("application/json"),
   idempotencyKey: fc.string({ minLength: 1, maxLength: 40, unit: "grapheme-ascii" }).map((key): string | undefined => `deep-${key}`),
+  lastEventId: fc.constant(undefined),
   body: fc.record({ kind: fc.constant("deep" as const), depth: fc.constantFrom(17, 33, 1_000, 5_000, 100_000), nest: fc.constantFrom("array" as const, "object" as const), where: fc.constant("params" as const) }),
 });
 

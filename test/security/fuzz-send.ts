@@ -52,7 +52,9 @@ export async function sendRest(world: World, spec: RestCase, resolve: Resolve): 
   const headers: Record<string, string> = { ...authorization(spec.auth, world, resolve) };
   if (spec.contentType !== undefined) headers["content-type"] = spec.contentType;
   if (spec.idempotencyKey !== undefined) headers["idempotency-key"] = spec.idempotencyKey;
-  const response = await sendRaw(world.port, { method: spec.method, path: resolve(spec.path), headers, ...(body ? { body } : {}), chunked: spec.body.kind === "huge" && spec.body.chunked });
+  if (spec.lastEventId !== undefined) headers["last-event-id"] = resolve(spec.lastEventId);
+  // No REST answer is a stream that ends (GET /v1/events never does): its first bytes are judged, then it is let go.
+  const response = await sendRaw(world.port, { method: spec.method, path: resolve(spec.path), headers, ...(body ? { body } : {}), chunked: spec.body.kind === "huge" && spec.body.chunked, eventStreamFirstBytes: true });
   const verdict = judgeRest(spec, response);
   // A big body the server may have answered before reading: does the kept-alive connection still work?
   if (body && body.length >= BIG_BODY_BYTES) {

@@ -8,6 +8,12 @@ export interface RawRequest {
   body?: Buffer;
   /** Send the body in chunks without Content-Length (Transfer-Encoding: chunked). */
   chunked?: boolean;
+  /**
+   * An answer that is an endless event stream (`text/event-stream`, REST's `GET /v1/events`) is
+   * read up to its first bytes, then the connection is closed, as a client going away would.
+   * (MCP's streamed answers end by themselves: leave this off for /mcp.)
+   */
+  eventStreamFirstBytes?: boolean;
 }
 
 export interface RawResponse {
@@ -21,6 +27,8 @@ const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 const CHUNK_BYTES = 64 * 1024;
 /** Above the longest wait a request may ask for (50 s over MCP). */
 const TIMEOUT_MS = 90_000;
+/** How long an event stream has to send its first bytes. */
+const FIRST_BYTES_MS = 5_000;
 
 /** Sends one request to 127.0.0.1:`port`; rejects only when no response came back at all. */
 export function sendRaw(port: number, raw: RawRequest): Promise<RawResponse> {
@@ -31,6 +39,18 @@ export function sendRaw(port: number, raw: RawRequest): Promise<RawResponse> {
     const headers = { ...raw.headers, ...framing };
     const outgoing = request({ host: "127.0.0.1", port, method: raw.method, path: raw.path, headers, agent, timeout: TIMEOUT_MS }, (response) => {
       answered = true;
+      if (raw.eventStreamFirstBytes && String(response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
+        const hangUp = (body: string): void => {
+          clearTimeout(timer);
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body });
+          // Closes this connection (the agent opens another for the next request): the server sees the client go.
+          outgoing.destroy();
+        };
+        const timer = setTimeout(() => hangUp(""), FIRST_BYTES_MS);
+        response.once("data", (chunk: Buffer) => hangUp(chunk.toString("utf8")));
+        response.once("end", () => hangUp(""));
+        return;
+      }
       const chunks: Buffer[] = [];
       response.on("data", (chunk: Buffer) => chunks.push(chunk));
       response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString("utf8") }));

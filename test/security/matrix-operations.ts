@@ -4,7 +4,7 @@ import type { Tool } from "../../src/mcp/tool.js";
 import { TOOLS } from "../../src/mcp/tools/index.js";
 import { NO_TARGET, TARGETS, type OperationSpec, type PrincipalSpec, type TargetSpec } from "./access-rule.js";
 import { exampleOf, jsonSchemaOf } from "./schema-values.js";
-import type { TargetIds } from "./world.js";
+import { UNREACHABLE_HOOK, type TargetIds } from "./world.js";
 
 /** A REST route or an MCP tool as the matrix drives it: what it names by id is read from its schemas. */
 export type Operation = OperationSpec &
@@ -29,9 +29,23 @@ function aimsOfProperties(schemas: (Route["body"] | undefined)[]): Pick<Operatio
   return { aims: "nothing", targetOptional: false };
 }
 
+/** What a path's `{id}` names, by the collection it is under; a new collection must be added here (and to `idsFor`). */
+const PATH_TARGETS: readonly [prefix: string, aims: Exclude<Operation["aims"], "nothing">][] = [
+  ["/v1/accounts/", "account"],
+  ["/v1/actions/", "action"],
+  ["/v1/webhooks/", "webhook"],
+  ["/v1/feedback/", "feedback"],
+];
+
+export function pathAims(path: string): Exclude<Operation["aims"], "nothing"> {
+  const found = PATH_TARGETS.find(([prefix]) => path.startsWith(prefix));
+  if (!found) throw new Error(`${path}: what does its {id} name? Add its collection to PATH_TARGETS`);
+  return found[1];
+}
+
 export const OPERATIONS: readonly Operation[] = [
   ...ROUTES.map((route): Operation => {
-    const inPath = route.path.includes("{id}") ? { aims: route.path.startsWith("/v1/accounts/") ? ("account" as const) : ("action" as const), targetOptional: false } : undefined;
+    const inPath = route.path.includes("{id}") ? { aims: pathAims(route.path), targetOptional: false } : undefined;
     return { surface: "rest", route, name: restName(route), ...(inPath ?? aimsOfProperties([route.body, route.query])) };
   }),
   ...TOOLS.map((tool): Operation => ({ surface: "mcp", tool, name: tool.name, ...aimsOfProperties([tool.input]) })),
@@ -42,30 +56,54 @@ export function targetsOf(operation: Operation): readonly TargetSpec[] {
   return operation.targetOptional ? [...TARGETS, NO_TARGET] : TARGETS;
 }
 
+/** The ids a case aims at, one of each kind (a retry names an endpoint and one of its deliveries). */
+export interface TargetedIds {
+  account?: string;
+  action?: string;
+  webhook?: string;
+  delivery?: string;
+  feedback?: string;
+}
+
 /** The ids a target stands for; fresh targets for the workspaces, made-up ones for nothing. */
-export function idsFor(target: TargetSpec, fresh: { own: TargetIds; other: TargetIds }, serial: number): { account?: string; action?: string } {
+export function idsFor(target: TargetSpec, fresh: { own: TargetIds; other: TargetIds }, serial: number): TargetedIds {
+  const of = (ids: TargetIds): TargetedIds => ({ account: ids.accountId, action: ids.actionId, webhook: ids.webhookId, delivery: ids.deliveryId, feedback: ids.feedbackId });
   switch (target.name) {
     case "own":
-      return { account: fresh.own.accountId, action: fresh.own.actionId };
+      return of(fresh.own);
     case "other workspace's":
-      return { account: fresh.other.accountId, action: fresh.other.actionId };
+      return of(fresh.other);
     case "nonexistent":
-      return { account: `acc_nothing${serial}xxxxxxxxxxxx`, action: `act_nothing${serial}xxxxxxxxxxxx` };
+      return {
+        account: `acc_nothing${serial}xxxxxxxxxxxx`,
+        action: `act_nothing${serial}xxxxxxxxxxxx`,
+        webhook: `whe_nothing${serial}xxxxxxxxxxxx`,
+        delivery: `dlv_nothing${serial}xxxxxxxxxxxx`,
+        feedback: `fbk_nothing${serial}xxxxxxxxxxxx`,
+      };
     case "odd-shaped nonexistent":
       // Any shape that names nothing is a 404 too (DESIGN §5): no prefix, a space, an RTL mark, a non-ASCII sign.
-      return { account: `no such account \u202e ✓ ${serial}`, action: `no such action \u202e ✓ ${serial}` };
+      return {
+        account: `no such account \u202e ✓ ${serial}`,
+        action: `no such action \u202e ✓ ${serial}`,
+        webhook: `no such webhook \u202e ✓ ${serial}`,
+        delivery: `no such delivery \u202e ✓ ${serial}`,
+        feedback: `no such feedback \u202e ✓ ${serial}`,
+      };
     case "none":
       return {};
   }
 }
 
-/** Valid values for the fields that are not ids: known platform, unique username, no waiting. */
-function fillFor(ids: { account?: string; action?: string }, serial: number): Record<string, unknown> {
+/** Valid values for the fields that are not ids: known platform, unique username, no waiting, a webhook URL that takes nothing. */
+function fillFor(ids: TargetedIds, serial: number): Record<string, unknown> {
   return {
     platform: "sandbox",
     username: `user-${serial}`,
     answer: "123456",
     wait_seconds: 0,
+    url: UNREACHABLE_HOOK,
+    message: `matrix feedback ${serial}`,
     ...(ids.account === undefined ? {} : { account_id: ids.account }),
     ...(ids.action === undefined ? {} : { action_id: ids.action }),
   };
@@ -78,17 +116,20 @@ export interface RestCall {
 }
 
 /** A valid request for the route, aimed at the ids (in the path, the body or the query). */
-export function restCall(route: Route, ids: { account?: string; action?: string }, serial: number): RestCall {
+export function restCall(route: Route, ids: TargetedIds, serial: number): RestCall {
   const fill = fillFor(ids, serial);
-  const id = route.path.startsWith("/v1/accounts/") ? ids.account : ids.action;
-  const path = route.path.replace("{id}", encodeURIComponent(id ?? ""));
+  const path = route.path.replace(/\{(\w+)\}/g, (_whole, name: string) => {
+    const id = name === "id" ? ids[pathAims(route.path)] : name === "delivery_id" ? ids.delivery : undefined;
+    if (id === undefined && name !== "id") throw new Error(`${route.path}: no id is known for {${name}}`);
+    return encodeURIComponent(id ?? "");
+  });
   const query = route.query ? (exampleOf(route.query, fill) as Record<string, unknown>) : {};
   const search = new URLSearchParams(Object.entries(query).map(([name, value]) => [name, String(value)])).toString();
   return { method: route.method.toUpperCase(), path: search ? `${path}?${search}` : path, ...(route.body ? { body: exampleOf(route.body, fill) } : {}) };
 }
 
 /** Valid arguments for the tool, aimed at the ids. */
-export function toolArguments(tool: Tool, ids: { account?: string; action?: string }, serial: number): Record<string, unknown> {
+export function toolArguments(tool: Tool, ids: TargetedIds, serial: number): Record<string, unknown> {
   return exampleOf(tool.input, fillFor(ids, serial)) as Record<string, unknown>;
 }
 
@@ -96,10 +137,11 @@ export function toolArguments(tool: Tool, ids: { account?: string; action?: stri
  * Ids the principal may not see among the fresh targets: no response of its may carry
  * them, except ids it named itself (an error may echo what it was sent).
  */
-export function hiddenIds(principal: PrincipalSpec, fresh: { own: TargetIds; other: TargetIds }, named: { account?: string; action?: string }): string[] {
-  const idsOf = (ids: TargetIds): string[] => [ids.accountId, ids.actionId, ids.actionAccountId];
+export function hiddenIds(principal: PrincipalSpec, fresh: { own: TargetIds; other: TargetIds }, named: TargetedIds): string[] {
+  const idsOf = (ids: TargetIds): string[] => [ids.accountId, ids.actionId, ids.actionAccountId, ids.webhookId, ids.deliveryId, ids.feedbackId, ids.eventId];
   const own = idsOf(fresh.own);
   const other = idsOf(fresh.other);
   const hidden = principal.workspace === undefined ? [...own, ...other] : principal.workspace === "own" ? (principal.limited ? [...own, ...other] : other) : own;
-  return hidden.filter((id) => id !== named.account && id !== named.action);
+  const sent = new Set(Object.values(named));
+  return hidden.filter((id) => !sent.has(id));
 }

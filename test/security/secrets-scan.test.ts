@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -7,6 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Page } from "playwright";
 import { pino } from "pino";
+import { Webhook } from "standardwebhooks";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REDACT_PATHS, type Logger } from "../../src/engine/logger.js";
@@ -24,6 +26,7 @@ import {
   resourceRemainder,
   scanBytes,
   scanText,
+  secretRemainder,
   tokensIn,
   toolResultRemainder,
   type DataFile,
@@ -34,10 +37,11 @@ import {
 } from "./secrets-support.js";
 
 // A full run of the real service (real Chromium, real sandbox, real HTTP, REST + MCP + live
-// links, every sign-in challenge kind, idempotent requests) with its log captured at debug;
-// then a scan of everything it left behind or said — the data dir byte for byte (the SQLite
-// -wal and -shm files included), the log, every HTTP answer and header, every MCP result —
-// for every secret it was given or handed out (DESIGN §4, §5, §8, §10).
+// links, every sign-in challenge kind, idempotent requests, a webhook endpoint receiving every
+// event, the event stream, feedback) with its log captured at debug; then a scan of everything
+// it left behind, said or sent — the data dir byte for byte (the SQLite -wal and -shm files
+// included), the log, every HTTP answer and header, every MCP result, every webhook delivery —
+// for every secret it was given or handed out (DESIGN §4, §5, §8, §10, §13).
 
 let live: LiveService;
 let client: Client | undefined;
@@ -46,6 +50,14 @@ let logDir: string;
 let logFile: string;
 let dataDir: string;
 let operatorKey: string;
+/** The webhook endpoint every event of the run is sent to: a server of this test's own, on loopback. */
+let receiver: Server;
+let receiverUrl: string;
+let webhookId: string | undefined;
+/** Its signing secret, as the 201 that created it handed it out (once). */
+let webhookSecret: string | undefined;
+/** The deliveries the endpoint got that a Standard Webhooks check with the secret refused. */
+const unverified: string[] = [];
 
 const rec = new Recorder(() => live.url);
 const secrets: Secret[] = [];
@@ -387,6 +399,67 @@ async function mcpFlow(): Promise<void> {
   rec.resourceReads.push({ uri, result: await client!.readResource({ uri }) });
 }
 
+/** Receives the service's webhook deliveries, records each (as the endpoint got it) and checks its signature with the endpoint's secret. */
+async function startReceiver(): Promise<void> {
+  receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const headers = Object.entries(request.headers).map(([name, value]): [string, string] => [name, String(value)]);
+      rec.webhook(request.url ?? "/", headers, body);
+      try {
+        new Webhook(webhookSecret ?? "whsec_").verify(body, request.headers as Record<string, string>);
+      } catch (error) {
+        unverified.push(`${request.headers["webhook-id"]}: ${String(error)}`);
+      }
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  const address = receiver.address();
+  receiverUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}/hook`;
+}
+
+/** The endpoint, made before anything else so every event of the run reaches it (DESIGN §13); its secret is shown only now. */
+async function webhookEndpoint(): Promise<void> {
+  const created = await api("POST", "/v1/webhooks", { url: receiverUrl });
+  check(created.status === 201 && typeof created.json?.secret === "string" && created.json.secret.startsWith("whsec_"), `POST /v1/webhooks: ${created.status} ${JSON.stringify(created.json)}`);
+  webhookId = created.json.id;
+  webhookSecret = created.json.secret;
+  addSecret("webhook_secret", "webhook endpoint's signing secret", created.json.secret, Buffer.from(created.json.secret.slice("whsec_".length), "base64"));
+}
+
+/** After the flows: every delivery arrived; the endpoint and its deliveries read back, one retried; the event stream resumed; feedback sent and read. */
+async function eventsAndFeedbackFlow(): Promise<void> {
+  check(webhookId !== undefined, "no webhook endpoint was made");
+  const deliveries = await until(async () => {
+    const page = await api("GET", `/v1/webhooks/${webhookId}/deliveries?limit=100`);
+    const data: any[] = page.json?.data ?? [];
+    return data.length > 0 && data.every((delivery) => delivery.state === "succeeded") ? data : undefined;
+  }, "every webhook delivery to succeed", 30_000);
+  const listed = await api("GET", "/v1/webhooks");
+  check(listed.status === 200 && listed.json.data.some((endpoint: any) => endpoint.id === webhookId), `GET /v1/webhooks: ${listed.status}`);
+  const got = rec.exchanges.filter((exchange) => exchange.surface === "webhook").length;
+  const retried = await api("POST", `/v1/webhooks/${webhookId}/deliveries/${deliveries[0].id}/retry`);
+  check(retried.status === 202, `retry: ${retried.status} ${JSON.stringify(retried.json)}`);
+  await until(() => rec.exchanges.filter((exchange) => exchange.surface === "webhook").length > got, "the retried delivery");
+  // The stream, resumed after the oldest event delivered: what came since is sent at once.
+  const stream = await rec.stream("/v1/events", { key: live.key, headers: { "Last-Event-ID": deliveries.at(-1).event_id } }, 1_500);
+  check(stream.status === 200 && stream.body.includes("event: action.updated"), `GET /v1/events: ${stream.status} ${stream.body.slice(0, 200)}`);
+  // Feedback about a failed action, over REST and MCP; read back with any screenshot kept.
+  const actions = await api("GET", "/v1/actions?limit=100&status=failed");
+  const failed: string | undefined = actions.json?.data?.[0]?.id;
+  check(failed !== undefined, `no failed action to send feedback about: ${JSON.stringify(actions.json)}`);
+  const sent = await api("POST", "/v1/feedback", { message: "The checkpoint page was not expected.", action_id: failed });
+  check(sent.status === 201, `POST /v1/feedback: ${sent.status} ${JSON.stringify(sent.json)}`);
+  const overMcp = await call("send_feedback", { message: "Feedback over MCP.", action_id: failed });
+  check(!overMcp.isError, `send_feedback: ${overMcp.text}`);
+  const feedback = await api("GET", "/v1/feedback");
+  check(feedback.status === 200 && feedback.json.data.length >= 2, `GET /v1/feedback: ${feedback.status}`);
+  for (const item of feedback.json.data) await api("GET", `/v1/feedback/${item.id}/screenshot`);
+}
+
 async function flow(name: string, body: () => Promise<void>): Promise<void> {
   try {
     await body();
@@ -402,7 +475,9 @@ beforeAll(async () => {
   logFile = join(logDir, "service.log");
   // The service's own logger (src/engine/logger.ts: same redaction), at debug, into a file.
   logger = pino({ level: "debug", redact: { paths: REDACT_PATHS, censor: "[redacted]" } }, pino.destination({ dest: logFile, sync: true }));
-  live = await startLiveService({ server: { logger } });
+  await startReceiver();
+  // The receiver is on loopback: private targets allowed, as ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE allows them.
+  live = await startLiveService({ server: { logger }, env: { ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: "true" } });
   dataDir = live.config.dataDir;
   operatorKey = live.server.service.engine.issueKey({ role: "operator" }).key;
   addSecret("api_key", "admin key", live.key, Buffer.from(live.key.slice(3), "base64url"));
@@ -417,6 +492,7 @@ beforeAll(async () => {
     new StreamableHTTPClientTransport(new URL(`${live.url}/mcp`), { fetch: rec.mcpFetch, requestInit: { headers: { Authorization: `Bearer ${live.key}` } } }),
   );
   await client.listTools();
+  await flow("webhook endpoint", webhookEndpoint);
 
   await Promise.all([
     flow("totp", totpFlow),
@@ -429,6 +505,7 @@ beforeAll(async () => {
     flow("owner sign-in link", ownerLinkFlow),
     flow("mcp", mcpFlow),
   ]);
+  await flow("events and feedback", eventsAndFeedbackFlow);
 
   // Read everything back once more, as a client would.
   await flow("read back", async () => {
@@ -476,6 +553,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await client?.close();
   await live?.close();
+  if (receiver) {
+    receiver.closeAllConnections();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  }
   if (logDir) rmSync(logDir, { recursive: true, force: true });
 });
 
@@ -504,6 +585,12 @@ describe("the scanner", () => {
     const refusal = { isError: true, content: [{ type: "text" as const, text: `conflict: Open it.\nDetails: {"sign_in_url":"http://h/live/${secret.value}"}` }] };
     expect(toolResultRemainder("answer_challenge", { action_id: "act_mine" }, refusal, () => mine)).not.toContain(secret.value);
     expect(toolResultRemainder("get_action", { action_id: "act_mine" }, refusal, () => mine)).toContain(secret.value);
+    // A webhook secret is handed out once, in the `secret` of the 201 creating its endpoint; anywhere else it is a finding.
+    const whsec: Secret = { kind: "webhook_secret", label: "planted", value: `whsec_${randomBytes(32).toString("base64")}` };
+    const created = { ...exchange({ id: "whe_x", object: "webhook", secret: whsec.value }), method: "POST", path: "/v1/webhooks", status: 201 };
+    expect(scanText("create", secretRemainder(created), [whsec])).toEqual([]);
+    expect(scanText("list", secretRemainder({ ...created, method: "GET", status: 200 }), [whsec]).length).toBeGreaterThan(0);
+    expect(scanText("create, twice", secretRemainder({ ...created, body: JSON.stringify({ id: "whe_x", secret: whsec.value, url: `http://h/?s=${whsec.value}` }) }), [whsec]).length).toBeGreaterThan(0);
   });
 });
 
@@ -520,6 +607,7 @@ describe("a full run of the real service", () => {
     expect(count("challenge_answer")).toBeGreaterThanOrEqual(5);
     expect(count("api_key")).toBe(2);
     expect(count("master_key")).toBe(1);
+    expect(count("webhook_secret")).toBe(1);
     expect(secretsOf("session_cookie").filter((secret) => secret.label.includes("sbx_session")).length).toBeGreaterThanOrEqual(5);
     // One link per pause (the security question's refused answer keeps its link or gets a new one) and the owner's sign-in link.
     expect(count("link_token")).toBeGreaterThanOrEqual(7);
@@ -528,6 +616,11 @@ describe("a full run of the real service", () => {
     expect(rec.serverRequests.length).toBeGreaterThanOrEqual(1);
     expect(rec.resourceReads).toHaveLength(2);
     expect(rec.exchanges.filter((exchange) => exchange.surface === "ws").length).toBeGreaterThan(0);
+    // Every event went to the endpoint, signed with the secret its 201 handed out (and only that answer had it).
+    expect(rec.exchanges.filter((exchange) => exchange.surface === "webhook").length).toBeGreaterThan(10);
+    expect(unverified).toEqual([]);
+    const handedOut = rec.exchanges.filter((exchange) => exchange.surface === "rest" && webhookSecret !== undefined && exchange.body.includes(webhookSecret));
+    expect(handedOut.map((exchange) => `${exchange.method} ${exchange.path} → ${exchange.status}`)).toEqual(["POST /v1/webhooks → 201"]);
   });
 });
 
@@ -572,9 +665,8 @@ describe("in what the service answered", () => {
     const findings: Finding[] = [];
     for (const [index, exchange] of answers.entries()) {
       const where = `${exchange.surface} #${index} ${exchange.method} ${exchange.path.replace(LIVE_TOKEN, "/live/<token>")} → ${exchange.status}`;
-      const headers = exchange.headers.map(([name, value]) => `${name}: ${value}`).join("\n");
-      // Everything but the tokens, in the raw answer; the tokens, in what is left once their hand-outs are taken out.
-      findings.push(...scanText(where, `${headers}\n${exchange.body}`, secrets.filter((secret) => secret.kind !== "link_token")));
+      // Everything but the tokens (headers included), in the answer once the webhook secret's one hand-out (its 201) is taken out; the tokens, in what is left once theirs are.
+      findings.push(...scanText(where, secretRemainder(exchange), secrets.filter((secret) => secret.kind !== "link_token")));
       findings.push(...scanText(where, exchangeRemainder(exchange, owner), secretsOf("link_token")));
     }
     expectNone(findings);
@@ -599,6 +691,21 @@ describe("in what the service answered", () => {
     expect(transport.length).toBeGreaterThan(rec.toolCalls.length);
     for (const [index, exchange] of transport.entries()) {
       const where = `MCP HTTP #${index} ${exchange.method} → ${exchange.status}`;
+      const headers = exchange.headers.map(([name, value]) => `${name}: ${value}`).join("\n");
+      findings.push(...scanText(where, `${headers}\n${exchange.body}`, secrets.filter((secret) => secret.kind !== "link_token")));
+      findings.push(...scanText(where, exchangeRemainder(exchange, owner), secretsOf("link_token")));
+    }
+    expectNone(findings);
+  });
+});
+
+describe("in what the service sent", () => {
+  it("no webhook delivery (headers and body) holds a secret — each is signed with the endpoint's, never carries it — and a live token only in a needs_input action's challenge", () => {
+    const sent = rec.exchanges.filter((exchange) => exchange.surface === "webhook");
+    expect(sent.length).toBeGreaterThan(0);
+    const findings: Finding[] = [];
+    for (const [index, exchange] of sent.entries()) {
+      const where = `webhook delivery #${index} ${exchange.headers.find(([name]) => name === "webhook-id")?.[1] ?? ""}`;
       const headers = exchange.headers.map(([name, value]) => `${name}: ${value}`).join("\n");
       findings.push(...scanText(where, `${headers}\n${exchange.body}`, secrets.filter((secret) => secret.kind !== "link_token")));
       findings.push(...scanText(where, exchangeRemainder(exchange, owner), secretsOf("link_token")));

@@ -7,7 +7,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 // cheap encodings, a byte scanner, a recorder of everything the service answered, and the
 // few places where a live-link token may legitimately be handed out.
 
-export type SecretKind = "password" | "totp_secret" | "challenge_answer" | "session_cookie" | "api_key" | "link_token" | "master_key";
+export type SecretKind = "password" | "totp_secret" | "challenge_answer" | "session_cookie" | "api_key" | "link_token" | "master_key" | "webhook_secret";
 
 export interface Secret {
   kind: SecretKind;
@@ -149,9 +149,12 @@ export function readTree(dir: string): DataFile[] {
 
 // ---------------------------------------------------------------- recording
 
-/** One HTTP answer of the service (REST, the live pages, MCP's transport) or one WebSocket message. */
+/**
+ * One HTTP answer of the service (REST, the live pages, MCP's transport), one WebSocket message, or
+ * one webhook delivery the service sent (`webhook`: its request headers and body, as the endpoint got them).
+ */
 export interface Exchange {
-  surface: "rest" | "live" | "mcp-http" | "ws";
+  surface: "rest" | "live" | "mcp-http" | "ws" | "webhook";
   method: string;
   /** The request's path (not scanned: the caller wrote it). */
   path: string;
@@ -201,6 +204,35 @@ export class Recorder {
       json = undefined;
     }
     return { status: response.status, json, headers: response.headers };
+  }
+
+  /**
+   * A REST request whose answer is an event stream (`GET /v1/events`): what it sends within `ms` is
+   * recorded, then the request is aborted (a stream never ends by itself).
+   */
+  async stream(path: string, options: { key: string; headers?: Record<string, string> }, ms: number): Promise<{ status: number; body: string }> {
+    const abort = new AbortController();
+    const response = await fetch(this.baseUrl() + path, { headers: { authorization: `Bearer ${options.key}`, ...options.headers }, signal: abort.signal });
+    const exchange: Exchange = { surface: "rest", method: "GET", path, requestBody: undefined, status: response.status, headers: [...response.headers], body: "" };
+    this.exchanges.push(exchange);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      const chunk = await Promise.race([reader.read(), new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), left))]);
+      if (!chunk || chunk.done) break;
+      exchange.body += decoder.decode(chunk.value, { stream: true });
+    }
+    abort.abort();
+    await reader.cancel().catch(() => undefined);
+    return { status: exchange.status, body: exchange.body };
+  }
+
+  /** A webhook delivery as the endpoint received it. */
+  webhook(path: string, headers: [string, string][], body: string): void {
+    this.exchanges.push({ surface: "webhook", method: "POST", path, requestBody: undefined, status: 0, headers, body });
   }
 
   /** A live-link request (no key: the token is the credential), recorded. */
@@ -377,6 +409,12 @@ function jsonRpcMessages(body: string): { messages: any[]; unparsed: string } {
  */
 export function exchangeRemainder(exchange: Exchange, owner: (token: string) => TokenOwner): string {
   const headers = exchange.headers.map(([name, value]) => `${name}: ${value}`).join("\n");
+  // An event stream's messages, and a webhook delivery, are events: `data` is the action (or account) as it was.
+  if (exchange.surface === "webhook" || isEventStream(exchange)) {
+    const { messages, unparsed } = exchange.surface === "webhook" ? { messages: [parseOrText(exchange.body)], unparsed: "" } : jsonRpcMessages(exchange.body);
+    stripActionLinks(messages, owner, new Set());
+    return `${headers}\n${JSON.stringify(messages)}\n${unparsed}`;
+  }
   if (exchange.surface === "rest") {
     let json: any;
     try {
@@ -420,4 +458,32 @@ export function elicitationRemainder(params: any, owner: (token: string) => Toke
   const token = tokenOfUrl(copy?.url);
   if (copy?.mode === "url" && token && owner(token)?.kind === "challenge") delete copy.url;
   return copy;
+}
+
+const isEventStream = (exchange: Exchange): boolean =>
+  exchange.surface === "rest" && exchange.headers.some(([name, value]) => name.toLowerCase() === "content-type" && value.startsWith("text/event-stream"));
+
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * What of an exchange is left once the one place a webhook endpoint's signing secret is handed out
+ * is taken out: the `secret` of the 201 that creates it (DESIGN §13: shown once). Every other
+ * secret is searched in it as it is.
+ */
+export function secretRemainder(exchange: Exchange): string {
+  const headers = exchange.headers.map(([name, value]) => `${name}: ${value}`).join("\n");
+  if (exchange.surface === "rest" && exchange.method === "POST" && /^\/v1\/webhooks\/?(\?|$)/.test(exchange.path) && exchange.status === 201) {
+    const json = parseOrText(exchange.body);
+    if (json && typeof json === "object" && typeof (json as { secret?: unknown }).secret === "string") {
+      delete (json as { secret?: unknown }).secret;
+      return `${headers}\n${JSON.stringify(json)}`;
+    }
+  }
+  return `${headers}\n${exchange.body}`;
 }

@@ -1,7 +1,21 @@
 import type { Db } from "../../src/store/index.js";
 
 /** Tables a request could change; a refused request must leave every count as it was. */
-const COUNTED_TABLES = ["actions", "accounts", "credit_ledger", "idempotency_keys", "challenges", "sign_in_links", "api_keys", "workspaces"] as const;
+const COUNTED_TABLES = [
+  "actions",
+  "accounts",
+  "credit_ledger",
+  "idempotency_keys",
+  "challenges",
+  "sign_in_links",
+  "api_keys",
+  "workspaces",
+  "events",
+  "webhook_endpoints",
+  "webhook_deliveries",
+  "feedback",
+  "failure_screenshots",
+] as const;
 
 /** A cheap picture of the database: row counts, balances, and how many rows this connection has ever written. */
 export interface StateSnapshot {

@@ -38,7 +38,24 @@ export interface TargetIds {
   actionId: string;
   /** The account of `actionId`. */
   actionAccountId: string;
+  /** A webhook endpoint made by the workspace's admin (no allow-list: it reaches every account), made before the accounts above. */
+  webhookId: string;
+  /** One of `webhookId`'s deliveries (an event of the accounts or the action above; its one attempt failed). */
+  deliveryId: string;
+  /** The admin's feedback about `actionId`, with a screenshot kept for that action. */
+  feedbackId: string;
+  /** The workspace's newest event (a `Last-Event-ID` to resume after). */
+  eventId: string;
 }
+
+/**
+ * Where the fixtures' webhook endpoints point: the discard port on loopback, where nothing listens,
+ * so every delivery attempt fails at once and nothing leaves the machine (the world allows private targets).
+ */
+export const UNREACHABLE_HOOK = "http://127.0.0.1:9/hook";
+
+/** The smallest PNG (1×1, transparent): the screenshot kept for a fixture action. */
+const TINY_PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64");
 
 /**
  * The service as the security harnesses see it: the real harness (SQLite file, engine,
@@ -85,6 +102,10 @@ export async function createWorld(): Promise<World> {
       // No lease renewal during a run: a heartbeat writes the runners table, which would look like a refused request's write.
       // A quick watch, so work started by one request has ended before the next is sent.
       runner: { leaseMs: 24 * 60 * 60 * 1000, heartbeatMs: 60 * 60 * 1000, watchMs: 10 },
+      // Endpoints on loopback (UNREACHABLE_HOOK): deliveries are attempted, and fail, without leaving the machine.
+      // Each is attempted once: its retry is due 5 s later on a fake clock that moves a millisecond per set of fixtures,
+      // and every set drops the endpoints (with their deliveries) of the one before.
+      webhooks: { allowPrivate: true },
     },
     app: { rateLimitPerMinute: UNLIMITED_PER_MINUTE },
   });
@@ -112,11 +133,31 @@ export async function createWorld(): Promise<World> {
   const allowedAccountId = addAccount(ownAdmin, "plain");
 
   async function targetsIn(principal: Principal): Promise<TargetIds> {
+    // The endpoint first, so the events of what follows are fanned out to it.
+    const webhookId = (await h.engine.createWebhook(principal, { url: UNREACHABLE_HOOK })).id;
     const accountId = addAccount(principal, "plain");
     const actionAccountId = addAccount(principal, "challenge");
     const actionId = h.engine.createAction(principal, { account_id: actionAccountId, type: "connect", params: {} }).id;
     await until(() => h.store.actions.get(actionId)?.status === "needs_input", 5_000, `fixture action ${actionId} never reached needs_input`);
-    return { accountId, actionId, actionAccountId };
+    const deliveryId = h.store.webhooks.deliveries(webhookId, 1)[0]?.id;
+    if (!deliveryId) throw new Error(`fixture endpoint ${webhookId} got no delivery`);
+    // A moment passes, so this feedback is the newest (lists are newest first, and the clock stands still otherwise).
+    h.clock.advance(1);
+    h.store.transaction(() => h.store.feedback.saveScreenshot(actionId, TINY_PNG, h.clock.now().toISOString()));
+    const feedbackId = h.engine.sendFeedback(principal, { message: `fixture feedback ${++serial}`, action_id: actionId }).id;
+    const eventId = h.store.events.bySeq(h.store.events.latestSeq(principal.workspaceId))!.id;
+    return { accountId, actionId, actionAccountId, webhookId, deliveryId, feedbackId, eventId };
+  }
+
+  /**
+   * Deletes every webhook endpoint (fixtures and whatever requests made): each event is fanned out
+   * to every endpoint of its workspace, so endpoints left from earlier targets would multiply the
+   * deliveries of every later event.
+   */
+  function dropWebhooks(): void {
+    h.store.transaction(() => {
+      for (const principal of [ownAdmin, otherPrincipal]) for (const endpoint of h.store.webhooks.endpoints(principal.workspaceId)) h.store.webhooks.deleteEndpoint(endpoint.id);
+    });
   }
 
   const world: World = {
@@ -134,11 +175,16 @@ export async function createWorld(): Promise<World> {
     },
     allowedAccountId,
     async freshTargets() {
-      return { own: await targetsIn(ownAdmin), other: await targetsIn(otherPrincipal) };
+      await world.settle();
+      dropWebhooks();
+      const targets = { own: await targetsIn(ownAdmin), other: await targetsIn(otherPrincipal) };
+      // The fixtures' own deliveries are attempted in the background: done before a request is judged.
+      await world.settle();
+      return targets;
     },
     newAccount: (workspace, kind) => addAccount(workspace === "own" ? ownAdmin : otherPrincipal, kind),
     snapshot: () => readState(h.store.db),
-    settle: (timeoutMs = 10_000) => until(() => unsettledActions(h) === 0, timeoutMs, "actions still running in the background"),
+    settle: (timeoutMs = 10_000) => until(() => unsettledActions(h) === 0 && unsettledDeliveries(h) === 0, timeoutMs, "actions or webhook deliveries still running in the background"),
     serverErrors,
     async close() {
       await endpoint?.close();
@@ -163,6 +209,25 @@ function unsettledActions(h: Harness): number {
     )
     .pluck()
     .get() as number;
+}
+
+/**
+ * Webhook deliveries that will still be attempted (and written) without a request: those being
+ * sent now, and those the dispatcher would claim now (pending, due, not leased, their endpoint
+ * enabled, no earlier delivery of the same subject to the same endpoint pending), as
+ * WebhookRepository.claimDue picks them. A failed delivery's next attempt is not due on the fake clock.
+ */
+function unsettledDeliveries(h: Harness): number {
+  return h.store.db
+    .prepare(
+      `SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+       WHERE d.state = 'pending' AND w.disabled_at IS NULL
+         AND ((d.leased_by IS NOT NULL AND d.leased_until > @now)
+           OR (d.next_attempt_at <= @now AND (d.leased_until IS NULL OR d.leased_until <= @now)
+               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending' AND p.event_seq < d.event_seq)))`,
+    )
+    .pluck()
+    .get({ now: h.clock.now().toISOString() }) as number;
 }
 
 async function until(check: () => boolean, timeoutMs: number, message: string): Promise<void> {

@@ -42,9 +42,9 @@ export class EventRepository {
     return row && toRecord(row);
   }
 
-  /** The `seq` of an event id (to resume after it), if it is still kept. */
-  seqOf(id: string): number | undefined {
-    return this.db.prepare("SELECT seq FROM events WHERE id = ?").pluck().get(id) as number | undefined;
+  /** The `seq` of a workspace's event id (to resume after it), if it is still kept. */
+  seqOf(workspaceId: string, id: string): number | undefined {
+    return this.db.prepare("SELECT seq FROM events WHERE id = ? AND workspace_id = ?").pluck().get(id, workspaceId) as number | undefined;
   }
 
   /** The newest `seq` of a workspace (0 when it has none). */

@@ -37,9 +37,14 @@ export class FeedbackRepository {
     return this.#select("f.id = ?", [id])[0];
   }
 
-  /** A workspace's feedback, newest first. */
-  list(workspaceId: string, limit: number, before?: string): FeedbackRecord[] {
-    return this.#select("f.workspace_id = ? AND f.created_at < ? ORDER BY f.created_at DESC, f.id DESC LIMIT ?", [workspaceId, before ?? "\uffff", limit]);
+  /** A workspace's feedback, newest first, after the `before` position; only about these accounts' actions when given. */
+  list(workspaceId: string, limit: number, before?: { created_at: string; id: string }, accountIds?: readonly string[]): FeedbackRecord[] {
+    return this.#select(
+      `f.workspace_id = ? AND (f.created_at, f.id) < (?, ?)
+       AND (? IS NULL OR f.action_id IN (SELECT a.id FROM actions a WHERE a.account_id IN (SELECT value FROM json_each(?))))
+       ORDER BY f.created_at DESC, f.id DESC LIMIT ?`,
+      [workspaceId, before?.created_at ?? "\uffff", before?.id ?? "\uffff", accountIds ? 1 : null, accountIds ? JSON.stringify(accountIds) : "[]", limit],
+    );
   }
 
   #select(where: string, parameters: unknown[]): FeedbackRecord[] {
