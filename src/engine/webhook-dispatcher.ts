@@ -14,7 +14,7 @@ export const GIVE_UP_AFTER_MS = 72 * 60 * 60 * 1000;
 export const DISABLE_AFTER_MS = 72 * 60 * 60 * 1000;
 
 const LEASE_MS = 60_000;
-const BATCH = 16;
+const BATCH = 32;
 
 export interface DispatcherOptions {
   /** Private and loopback targets allowed (`ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE`). */

@@ -1,6 +1,6 @@
 import { lookup } from "node:dns/promises";
-import { request as httpRequest, type RequestOptions } from "node:http";
-import { request as httpsRequest } from "node:https";
+import { Agent as HttpAgent, request as httpRequest, type RequestOptions } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import ipaddr from "ipaddr.js";
 import { AppError } from "../domain/errors.js";
@@ -47,6 +47,9 @@ export async function resolveTarget(hostname: string, allowPrivate: boolean): Pr
   return addresses;
 }
 
+/** Connections to receivers are kept open between deliveries (each was made to a checked address). */
+const AGENTS = { "http:": new HttpAgent({ keepAlive: true, maxSockets: 16 }), "https:": new HttpsAgent({ keepAlive: true, maxSockets: 16 }) };
+
 /** What a delivery attempt got: an HTTP status, or why there was none. */
 export type AttemptResult = { status: number } | { error: string };
 
@@ -68,6 +71,7 @@ export async function postWebhook(url: string, body: string, headers: Record<str
     headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "user-agent": "action-service-webhooks/1" },
     lookup: pinned,
     timeout: options.timeoutMs,
+    agent: AGENTS[target.protocol as "http:" | "https:"],
   };
   const send = target.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise<AttemptResult>((resolve) => {

@@ -123,6 +123,8 @@ export class WebhookRepository {
   /**
    * Leases up to `limit` deliveries that are due: pending, not leased, their endpoint enabled, and
    * no earlier delivery of the same subject to the same endpoint still pending (in order per action).
+   * Walked in `next_attempt_at` order along its index, so a claim stops after `limit` rows however
+   * long the backlog (order per action is kept by the NOT EXISTS, not by sorting everything).
    */
   claimDue(now: string, runnerId: string, leaseUntil: string, limit: number): WebhookDeliveryRecord[] {
     const ids = this.db
@@ -130,7 +132,7 @@ export class WebhookRepository {
         `SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
          WHERE d.state = 'pending' AND d.next_attempt_at <= @now AND (d.leased_until IS NULL OR d.leased_until <= @now) AND w.disabled_at IS NULL
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending' AND p.event_seq < d.event_seq)
-         ORDER BY d.event_seq LIMIT @limit`,
+         ORDER BY d.next_attempt_at LIMIT @limit`,
       )
       .pluck()
       .all({ now, limit }) as string[];
