@@ -6,10 +6,13 @@
  * (d) answer accepted → code typed into the page;
  * (e) 16 accounts' throughput while 200 others wait at needs_input ÷ with none waiting; MB per paused page;
  *     and its floor, the same ratio for raw Playwright pages beside as many idle ones;
- * (f) actions/s on 2 browser servers ÷ 1 local browser, and the coordinator's CPU per action.
+ * (f) actions/s on 2 browser servers ÷ 1 local browser, and the coordinator's CPU per action;
+ * (g) 16 accounts' throughput while another process writes ≥ 1,000 events/s into the outbox ÷ with none;
+ *     deliveries/s sent to a webhook and events/s read from the SSE stream meanwhile.
  * BENCH_ONLY=a,e runs a subset.
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
+import { eventLoad } from "./event-load.js";
 import { fleetRate, idlePagesFloor, pausedLoad } from "./execution.js";
 import { chromiumPssMb, launchRaw, median, rawPost, rawSignedIn } from "./support.js";
 
@@ -123,7 +126,7 @@ async function answerToTyped(live: LiveService, rounds = 7): Promise<number> {
   return median(samples);
 }
 
-const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,e,f").split(",").map((part) => part.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,e,f,g").split(",").map((part) => part.trim()));
 
 async function main(): Promise<void> {
   const rows: string[][] = [];
@@ -174,6 +177,24 @@ async function main(): Promise<void> {
     report([
       "(f) actions/s, 2 browser servers ÷ 1 local browser; coordinator CPU per action",
       `${f.fleet.toFixed(2)} ÷ ${f.local.toFixed(2)} = ${(f.fleet / f.local).toFixed(3)}; ${f.cpuMsPerAction.toFixed(0)} ms CPU per action`,
+      "report",
+    ]);
+  }
+  if (ONLY.has("g")) {
+    const g = await eventLoad();
+    const shortfall = g.slowestRoundEventsPerSecond < 1_000 ? " UNDER 1,000 in a round" : "";
+    const failures = (failed: Record<string, number>): string => Object.entries(failed).map(([code, count]) => `${count} ${code}`).join(", ") || "none";
+    report([
+      `(g) 16 accounts' actions/s with ${g.eventsPerSecond.toFixed(0)} events/s written into the outbox ÷ with none`,
+      `${g.busy.toFixed(2)} ÷ ${g.quiet.toFixed(2)} = ${g.ratio.toFixed(3)}; writer ${g.eventsPerSecond.toFixed(0)} events/s (slowest round ${g.slowestRoundEventsPerSecond.toFixed(0)}${shortfall}); ` +
+        `posts failed: ${failures(g.failed.busy)} loaded, ${failures(g.failed.quiet)} alone; sent again after a 503 (busy) or a broken connection: ${g.refused.busy} + ${g.broken.busy} loaded, ${g.refused.quiet} + ${g.broken.quiet} alone`,
+      "≥ 0.90 at ≥ 1,000 events/s",
+    ]);
+    report([
+      "(g) meanwhile: deliveries/s to the webhook, events/s read from GET /v1/events",
+      `${g.deliveriesPerSecond === undefined ? "no webhook endpoint (BENCH_EVENT_WEBHOOK=0)" : `${g.deliveriesPerSecond.toFixed(0)} deliveries/s`}; ${g.streamedPerSecond.toFixed(0)} streamed/s; backlog ≤ ${g.backlog} deliveries, worked off in ≤ ${g.drainSeconds.toFixed(1)} s` +
+        `${g.undrained ? ` (${g.undrained} rounds not worked off)` : ""}; writer's CPU ${g.writerCpu.toFixed(2)} cores, ${g.writerBusyRetries} busy timeouts; ` +
+        `service event-loop delay p99 ${g.loopDelayP99Ms.busy.toFixed(0)} ms loaded, ${g.loopDelayP99Ms.quiet.toFixed(0)} ms alone`,
       "report",
     ]);
   }
