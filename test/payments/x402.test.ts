@@ -23,7 +23,8 @@ import { startServe, type ServeProcess } from "../helpers/processes.js";
 // settlement really fails on chain.
 
 const TOKEN = parseAbi(["function balanceOf(address) view returns (uint256)", "function transfer(address to, uint256 value) returns (bool)"]);
-const TIMEOUT_SECONDS = 2;
+/** Short enough for the slow-facilitator cases, long enough for a settlement on a loaded CI machine (2 s was not). */
+const TIMEOUT_SECONDS = 5;
 
 type ProxyMode = "pass" | "down" | "slow" | "drain-before-settle" | "hold-settle" | "settle-then-hold";
 
