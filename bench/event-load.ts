@@ -233,10 +233,13 @@ export async function eventLoad(rounds = Number(process.env.BENCH_EVENT_ROUNDS ?
         const { lastEventId } = await counted(consumer);
         return pendingDeliveries(live) === 0 && lastEventId !== undefined && store.events.seqOf(workspaceId, lastEventId) === store.events.latestSeq(workspaceId);
       };
-      try {
-        await live.until(caughtUp, DRAIN_TIMEOUT_MS);
-      } catch {
-        undrained += 1;
+      // Looked at once a second: counting a backlog of 100,000 rows is itself work on the service's loop.
+      while (!(await caughtUp())) {
+        if (performance.now() - drainStart > DRAIN_TIMEOUT_MS) {
+          undrained += 1;
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
       }
       const drained = (performance.now() - drainStart) / 1000;
       drainSeconds = Math.max(drainSeconds, drained);

@@ -47,7 +47,9 @@ export interface ServiceParts {
 
 /** The one place that opens the database and builds the engine. */
 export function createService(config: Config, parts: ServiceParts): Service {
-  const store = new Store(openDatabase(join(config.dataDir, "action-service.db")), new Sealer(loadMasterKey(config.dataDir, config.masterKey)));
+  const databaseFile = join(config.dataDir, "action-service.db");
+  const masterKey = loadMasterKey(config.dataDir, config.masterKey);
+  const store = new Store(openDatabase(databaseFile), new Sealer(masterKey));
   const engine = new Engine({
     store,
     executor: parts.executor,
@@ -60,7 +62,8 @@ export function createService(config: Config, parts: ServiceParts): Service {
     runner: { kind: parts.runnerKind ?? "serve", ...parts.runner },
     freeCredits: config.freeCredits,
     x402: config.x402,
-    webhooks: { allowPrivate: config.webhookAllowPrivate, ...parts.webhooks },
+    // On the real clock deliveries get their own thread; a test's clock keeps them on this loop, where it moves them.
+    webhooks: { allowPrivate: config.webhookAllowPrivate, ...parts.webhooks, thread: parts.clock ? undefined : { databaseFile, masterKey } },
     ...(parts.clock ? { clock: parts.clock } : {}),
   });
   const starting = parts.start ?? true;

@@ -211,7 +211,7 @@ export function present(core: EngineCore, action: ActionRecord, surface: Surface
 }
 
 /** A challenge's live link, on the process that holds the action's page. */
-export function signInUrl(core: EngineCore, action: ActionRecord, challengeId: string): string {
+export function signInUrl(core: Pick<EngineCore, "store" | "publicUrl">, action: ActionRecord, challengeId: string): string {
   const base = (action.runner_id && core.store.runners.publicUrl(action.runner_id)) || core.publicUrl;
   return liveUrl(base, core.store.challenges.linkToken(challengeId));
 }

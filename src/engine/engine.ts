@@ -21,6 +21,7 @@ import { Runner, type RunnerOptions } from "./runner.js";
 import { X402_VARIABLES, type X402Config } from "../config.js";
 import type { LedgerEntry } from "../store/records.js";
 import { WebhookDispatcher, type DispatcherOptions } from "./webhook-dispatcher.js";
+import { WebhookThread, type ThreadStore } from "./webhook-thread.js";
 import * as webhooks from "./webhooks.js";
 import { streamEvents } from "./event-stream.js";
 import * as feedback from "./feedback.js";
@@ -48,7 +49,10 @@ export interface EngineOptions {
   /** How often deadlines are checked, in ms. */
   sweepIntervalMs?: number;
   /** Webhook delivery (DESIGN §13): private targets allowed or not (default not), and how often due deliveries are looked for. */
-  webhooks?: DispatcherOptions;
+  webhooks?: DispatcherOptions & {
+    /** Where a delivery thread finds the store: given, deliveries run on their own thread (`webhook-thread.ts`); else on this event loop, on the engine's clock. */
+    thread?: ThreadStore | undefined;
+  };
 }
 
 /** Events are kept this long (SSE resumes within it); pending deliveries keep theirs longer. */
@@ -85,7 +89,7 @@ function requireKeyManager(principal: Principal): void {
 export class Engine {
   readonly core: EngineCore;
   readonly topUps: TopUps;
-  readonly #webhooks: WebhookDispatcher;
+  readonly #webhooks: WebhookDispatcher | WebhookThread;
   #kickWebhooks = (): void => this.#webhooks.kick();
   #sweep: NodeJS.Timeout | undefined;
   #purge: NodeJS.Timeout | undefined;
@@ -119,7 +123,10 @@ export class Engine {
       logger,
       freeCredits: options.freeCredits ?? 100,
     };
-    this.#webhooks = new WebhookDispatcher(this.core, options.webhooks ?? { allowPrivate: false });
+    const { thread, ...dispatcher } = options.webhooks ?? { allowPrivate: false };
+    this.#webhooks = thread
+      ? new WebhookThread(thread, dispatcher, logger, () => this.core.publicUrl)
+      : new WebhookDispatcher({ store: options.store, clock, logger, publicUrl: () => this.core.publicUrl }, dispatcher);
     this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }
 
@@ -127,6 +134,7 @@ export class Engine {
   setPublicUrl(url: string): void {
     this.core.publicUrl = url;
     this.core.runner.renew();
+    if (this.#webhooks instanceof WebhookThread) this.#webhooks.setPublicUrl(url);
   }
 
   get store(): Store {

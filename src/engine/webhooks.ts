@@ -71,7 +71,7 @@ export function retryDelivery(core: EngineCore, principal: Principal, endpointId
 }
 
 /** The public JSON of an event, its challenge's live link rebuilt from the sealed token. */
-export function presentEvent(core: EngineCore, event: EventRecord): PublicEvent {
+export function presentEvent(core: Pick<EngineCore, "store" | "publicUrl">, event: EventRecord): PublicEvent {
   const data = structuredClone(event.data);
   const challenge = data.challenge as Record<string, unknown> | undefined;
   if (challenge && event.challenge_id) {

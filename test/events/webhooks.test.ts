@@ -92,6 +92,15 @@ describe("webhooks", () => {
     await live.until(() => receiver.received.filter((item) => item.id === latest.event_id).length === before + 1, 10_000);
   });
 
+  it("are sent from a thread of their own that yields the CPU to the pages (nice 10; the process's other threads 0)", async () => {
+    // /proc/<pid>/task/<tid>/stat: the nice value is the 19th field, the 17th after the command's closing parenthesis.
+    const niceOf = (tid: string): number => Number(readFileSync(`/proc/self/task/${tid}/stat`, "utf8").split(") ")[1]!.split(" ")[16]);
+    const lowered = (): number => readdirSync("/proc/self/task").filter((tid) => niceOf(tid) === 10).length;
+    await live.until(() => lowered() > 0, 10_000);
+    expect(lowered()).toBe(1);
+    expect(niceOf(String(process.pid))).toBe(0);
+  });
+
   it("a loopback or private URL is refused when private targets are not allowed", async () => {
     const strict = await startLiveService();
     try {

@@ -1,0 +1,85 @@
+import { Worker } from "node:worker_threads";
+import type { DispatcherOptions } from "./webhook-dispatcher.js";
+import type { Logger } from "./logger.js";
+import type { WorkerInput, WorkerMessage } from "./webhook-worker.js";
+
+/** Where the dispatcher's thread finds the store. */
+export interface ThreadStore {
+  databaseFile: string;
+  masterKey: Buffer;
+}
+
+const RESTART_AFTER_MS = 1_000;
+const STOP_TIMEOUT_MS = 15_000;
+
+/** Under the test runner the engine runs from its TypeScript sources, which the thread loads through tsx. */
+const FROM_SOURCE = import.meta.url.endsWith(".ts");
+const ENTRY = new URL(`./webhook-worker.${FROM_SOURCE ? "ts" : "js"}`, import.meta.url);
+
+/**
+ * Runs the webhook dispatcher on its own thread with its own connection to the store, at a lower
+ * CPU priority than the process's other threads: signing, sending and recording deliveries never
+ * wait on the event loop that drives the pages, and on a busy machine the pages come first (a
+ * backlog of deliveries is worked off once the load passes). A thread that dies is started again.
+ */
+export class WebhookThread {
+  #worker: Worker | undefined;
+  #stopping = false;
+  #restart: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: ThreadStore,
+    private readonly options: DispatcherOptions,
+    private readonly logger: Logger,
+    private readonly publicUrl: () => string,
+  ) {}
+
+  start(): void {
+    this.#stopping = false;
+    const input: WorkerInput = {
+      databaseFile: this.store.databaseFile,
+      masterKey: this.store.masterKey,
+      options: this.options,
+      logLevel: this.logger.level,
+      publicUrl: this.publicUrl(),
+    };
+    const worker = FROM_SOURCE
+      ? new Worker(`import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(ENTRY.href)}); });`, { eval: true, workerData: input })
+      : new Worker(ENTRY, { workerData: input });
+    this.#worker = worker;
+    worker.on("error", (error) => this.logger.warn({ err: error }, "the webhook delivery thread failed; it is started again"));
+    worker.on("exit", (code) => {
+      if (this.#worker === worker) this.#worker = undefined;
+      if (this.#stopping) return;
+      this.logger.warn({ code }, "the webhook delivery thread ended; it is started again");
+      this.#restart = setTimeout(() => this.start(), RESTART_AFTER_MS);
+      this.#restart.unref();
+    });
+  }
+
+  /** A committed change has deliveries due: the thread looks now rather than at its next tick. */
+  kick(): void {
+    this.#send({ type: "kick" });
+  }
+
+  setPublicUrl(url: string): void {
+    this.#send({ type: "public-url", url });
+  }
+
+  /** Lets the deliveries in flight finish and be recorded, then ends the thread. */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    clearTimeout(this.#restart);
+    const worker = this.#worker;
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+    worker.postMessage({ type: "stop" } satisfies WorkerMessage);
+    const timer = setTimeout(() => void worker.terminate(), STOP_TIMEOUT_MS);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  #send(message: WorkerMessage): void {
+    this.#worker?.postMessage(message);
+  }
+}
