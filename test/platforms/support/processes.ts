@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+
+export { freePort } from "../../helpers/processes.js";
+
+/** Runs a command to its end; resolves with its stdout, rejects with its output when it fails. */
+export function runCommand(command: string, args: readonly string[], options: SpawnOptions & { input?: string } = {}): Promise<string> {
+  const { input, ...spawnOptions } = options;
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { ...spawnOptions, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once("error", reject);
+    child.once("close", (code, signal) => {
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`${command} ${args.join(" ")} failed (${code ?? signal}):\n${stderr}${stdout}`.trimEnd()));
+    });
+    child.stdin!.end(input ?? "");
+  });
+}
+
+/**
+ * Ends a process started with `detached: true` together with everything in its process group
+ * (php -S forks its workers into it): SIGTERM, then SIGKILL after `graceMs`.
+ */
+export async function killProcessGroup(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) {
+    signalGroup(child, "SIGKILL");
+    return;
+  }
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  signalGroup(child, "SIGTERM");
+  const timer = setTimeout(() => signalGroup(child, "SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
+  // Workers that outlived their parent.
+  signalGroup(child, "SIGKILL");
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
+/** Polls `probe` until it returns true; fails with `describe()` when `child` exits or time runs out. */
+export async function waitUntil(probe: () => Promise<boolean>, options: { child: ChildProcess; timeoutMs: number; what: string; describe: () => string }): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    if (options.child.exitCode !== null || options.child.signalCode !== null) {
+      throw new Error(`${options.what} exited (${options.child.exitCode ?? options.child.signalCode}) before answering:\n${options.describe()}`);
+    }
+    if (await probe().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${options.what} did not answer within ${options.timeoutMs} ms:\n${options.describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Resident memory of a process and its descendants, in MiB (Linux /proc; undefined elsewhere). */
+export async function treeRssMiB(pid: number): Promise<number | undefined> {
+  const output = await runCommand("ps", ["-e", "-o", "pid=,ppid=,rss="]).catch(() => undefined);
+  if (!output) return undefined;
+  const rows = output.trim().split("\n").map((line) => line.trim().split(/\s+/).map(Number) as [number, number, number]);
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [child, parent] of rows) {
+      if (tree.has(parent) && !tree.has(child)) {
+        tree.add(child);
+        grew = true;
+      }
+    }
+  }
+  const kib = rows.filter(([child]) => tree.has(child)).reduce((sum, [, , rss]) => sum + rss, 0);
+  return Math.round(kib / 1024);
+}
