@@ -1,8 +1,10 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // The real-platform suites need MediaWiki and Ghost installed: `npm run test:platforms`.
+    exclude: [...configDefaults.exclude, "test/platforms/**"],
     // Browser tests share one Chromium per file; two cores means two files at a time.
     maxWorkers: 2,
     testTimeout: 60_000,
