@@ -129,7 +129,8 @@ function ensureGhost(cache, node) {
       COREPACK_ENABLE_STRICT: "0",
       CI: "true",
     };
-    run(pnpm, ["install", "--prod", "--frozen-lockfile", "--reporter=append-only"], { cwd: partial, env });
+    // The store stays in the cache too: deleting the cache removes every trace of the install.
+    run(pnpm, ["install", "--prod", "--frozen-lockfile", "--reporter=append-only", `--store-dir=${join(cache, "pnpm-store")}`], { cwd: partial, env });
     const check = spawnSync(node, ["-e", "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"], { cwd: partial, encoding: "utf8" });
     if (check.status !== 0) throw new Error(`Ghost's better-sqlite3 does not load under Node 22:\n${check.stderr}`);
     writeFileSync(join(partial, ".installed"), `${new Date().toISOString()}\n`);
