@@ -78,10 +78,10 @@ async function keys(args: string[]): Promise<void> {
   const settings = config();
   const { createService } = await import("./main.js");
   const { silentLogger } = await import("./engine/logger.js");
-  const { DRIVERS } = await import("./platforms/index.js");
+  const { enabledPlatforms } = await import("./platforms/index.js");
   const service = createService(settings, {
     executor: { execute: () => Promise.reject(new Error(`keys ${sub} runs no action`)) },
-    platforms: DRIVERS.map((driver) => driver.platform),
+    platforms: enabledPlatforms(settings.sandboxUrl, settings.platforms).drivers.map((driver) => driver.platform),
     logger: silentLogger,
     start: false,
   });

@@ -31,6 +31,29 @@ const browserEndpoints = z.string().transform((value, context) => {
   return specs;
 });
 
+/**
+ * `ACTION_SERVICE_PLATFORMS` (DESIGN §14): `name=url,…`, the platforms whose drivers are enabled and
+ * where each lives. Which names have a driver is checked where the drivers are (`server.ts`).
+ */
+const platformUrls = z.string().transform((value, context) => {
+  const urls: Record<string, string> = {};
+  for (const entry of value.split(",").filter((part) => part.trim() !== "")) {
+    const [name, url] = entry.split(/=(.*)/s).map((part) => part.trim());
+    let parsed: URL | undefined;
+    try {
+      parsed = url ? new URL(url) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!name || !/^[a-z][a-z0-9_-]*$/.test(name) || !parsed || !["http:", "https:"].includes(parsed.protocol)) {
+      context.addIssue({ code: "custom", message: `"${entry.trim()}" is not name=http(s)://address, e.g. mediawiki=http://127.0.0.1:8080` });
+      return z.NEVER;
+    }
+    urls[name] = parsed.toString().replace(/\/+$/, "");
+  }
+  return urls;
+});
+
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyAsUndefined, schema.optional());
 
@@ -55,6 +78,7 @@ export const ConfigSchema = z.object({
   BROWSER_EXECUTABLE_PATH: z.preprocess(emptyAsUndefined, z.string().optional()),
   BROWSER_WS_ENDPOINT: z.preprocess(emptyAsUndefined, browserEndpoints.optional()),
   BROWSER_WS_ENDPOINTS: z.preprocess(emptyAsUndefined, browserEndpoints.optional()),
+  ACTION_SERVICE_PLATFORMS: z.preprocess(emptyAsUndefined, platformUrls.optional()),
   SANDBOX_PORT: port.default(8788),
   SANDBOX_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
   ACTION_SERVICE_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
@@ -89,6 +113,8 @@ export interface Config {
   browserEndpoints: EndpointSpec[];
   sandboxPort: number;
   sandboxUrl: string;
+  /** Platforms enabled beside the sandbox and where each lives (`ACTION_SERVICE_PLATFORMS`). */
+  platforms: Readonly<Record<string, string>>;
   challengeTtlSeconds: number;
   freeCredits: number;
   maxConcurrentActions: number;
@@ -145,6 +171,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     browserEndpoints: [...(env.BROWSER_WS_ENDPOINTS ?? []), ...(env.BROWSER_WS_ENDPOINT ?? [])],
     sandboxPort: env.SANDBOX_PORT,
     sandboxUrl: (env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`).replace(/\/+$/, ""),
+    platforms: env.ACTION_SERVICE_PLATFORMS ?? {},
     challengeTtlSeconds: env.ACTION_SERVICE_CHALLENGE_TTL_SECONDS,
     freeCredits: env.ACTION_SERVICE_FREE_CREDITS,
     maxConcurrentActions: env.ACTION_SERVICE_MAX_CONCURRENT_ACTIONS,

@@ -11,7 +11,7 @@ import { createService, listen, type Service, type ServiceParts } from "./main.j
 import { defaultAllowedHosts, type OriginPolicy } from "./api/origin.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
 import { mountWebApp } from "./web/index.js";
-import { DRIVERS } from "./platforms/index.js";
+import { enabledPlatforms } from "./platforms/index.js";
 import { startSandbox, type RunningSandbox } from "./sandbox/index.js";
 
 export interface ServerOptions {
@@ -48,6 +48,8 @@ export interface RunningServer {
 
 /** The composition root of a service process: reads nothing from the environment itself. */
 export async function startServer(config: Config, options: ServerOptions): Promise<RunningServer> {
+  // A platform no driver has is refused before anything starts.
+  enabledPlatforms(config.sandboxUrl, config.platforms);
   const sandbox = options.sandbox ? await startSandbox({ port: config.sandboxPort }) : undefined;
   const pool = new BrowserPool({
     executablePath: config.browserExecutablePath,
@@ -56,14 +58,14 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     maxContexts: Math.max(config.maxConcurrentActions, 64),
     logger: options.logger,
   });
-  const baseUrls = { sandbox: sandbox?.url ?? config.sandboxUrl };
-  const executor = new BrowserExecutor({ pool, drivers: DRIVERS, baseUrls });
+  const { drivers, baseUrls } = enabledPlatforms(sandbox?.url ?? config.sandboxUrl, config.platforms);
+  const executor = new BrowserExecutor({ pool, drivers, baseUrls });
   let onUpgrade: ReturnType<typeof mountLive> | undefined;
   let mcp: McpHttpEndpoint | undefined;
   let hub: LiveHub | undefined;
   const service = createService(config, {
     executor,
-    platforms: DRIVERS.map((driver) => driver.platform),
+    platforms: drivers.map((driver) => driver.platform),
     logger: options.logger,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.runnerKind ? { runnerKind: options.runnerKind } : {}),
@@ -74,7 +76,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
       hub = new LiveHub({
         pool,
         executor,
-        drivers: DRIVERS,
+        drivers,
         baseUrls,
         logger: options.logger,
         onSignedIn: (linkId, accountId, state) => engine.completeSignIn(linkId, accountId, state),

@@ -2,7 +2,8 @@ import { ActionFailure } from "../domain/errors.js";
 
 /** Whether the handle a platform shows for the signed-in user is the account's username. */
 export function isSameUser(shown: string | undefined, username: string): boolean {
-  const normalize = (value: string): string => value.trim().replace(/^@/, "").toLowerCase();
+  // Case aside, a wiki treats "_" and " " in a user name alike (MediaWiki shows "Bob Smith" for bob_smith).
+  const normalize = (value: string): string => value.trim().replace(/^@/, "").replaceAll("_", " ").toLowerCase();
   return shown !== undefined && normalize(shown) === normalize(username);
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ACTION_PARAMS, ACTION_PRICES, ACTION_TYPES } from "../domain/actions.js";
+import { ACTION_PRICES, ACTION_TYPES } from "../domain/actions.js";
 import { isAnswerableByApi } from "../domain/challenges.js";
 import { ActionFailure, AppError } from "../domain/errors.js";
 import { jsonValueTooDeep } from "../domain/json.js";
@@ -9,6 +9,7 @@ import { ACTION_STATUSES, isTerminal } from "../domain/status.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
 import { requirePermission, visibleAccount, visibleAction } from "./access.js";
 import type { EngineCore } from "./core.js";
+import { paramsSchema, type PlatformInfo } from "./executor.js";
 import { newId } from "./ids.js";
 import { nextStep, type Surface } from "./next-step.js";
 import { liveUrl, presentAction, type PublicAction } from "./present.js";
@@ -39,9 +40,9 @@ export const ListActionsQuery = z.strictObject({
 export type CreateAction = z.infer<typeof CreateActionInput>;
 export type ListActions = z.infer<typeof ListActionsQuery>;
 
-/** Checks params against the type's schema; a bad shape is a 422 before anything runs. */
-export function validateParams(input: CreateAction): Record<string, unknown> {
-  const parsed = ACTION_PARAMS[input.type].safeParse(input.params);
+/** Checks params against the type's schema (the platform's own, where it has one); a bad shape is a 422 before anything runs. */
+export function validateParams(input: CreateAction, platform?: PlatformInfo): Record<string, unknown> {
+  const parsed = paramsSchema(input.type, platform).safeParse(input.params);
   if (!parsed.success) {
     throw new AppError("invalid_request", `The params do not fit a ${input.type} action.`, {
       issues: parsed.error.issues.map((issue) => ({ path: ["params", ...issue.path].join("."), message: issue.message })),
@@ -58,7 +59,7 @@ export function validateParams(input: CreateAction): Record<string, unknown> {
 export function authorizeCreate(core: EngineCore, principal: Principal, input: CreateAction): { account: AccountRecord; params: Record<string, unknown> } {
   requirePermission(principal, "act");
   const account = visibleAccount(core.store, principal, input.account_id);
-  return { account, params: validateParams(input) };
+  return { account, params: validateParams(input, core.platforms.find((platform) => platform.name === account.platform)) };
 }
 
 /** Creates an action in one transaction, then starts it (see `insertAction`). */

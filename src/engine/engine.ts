@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ACTION_PARAMS, ACTION_PRICES } from "../domain/actions.js";
+import { ACTION_PRICES } from "../domain/actions.js";
 import { ActionFailure, AppError } from "../domain/errors.js";
 import type { KeyRole, Principal } from "../domain/keys.js";
 import type { KeyListing, Store } from "../store/index.js";
@@ -9,7 +9,7 @@ import * as accounts from "./accounts.js";
 import * as actions from "./actions.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { EngineCore } from "./core.js";
-import type { ActionExecutor, PlatformInfo } from "./executor.js";
+import { paramsSchema, type ActionExecutor, type PlatformInfo } from "./executor.js";
 import { createActionOnce, purgeExpiredKeys, settleAbandoned } from "./idempotency.js";
 import { authenticate, issueKey, type IssuedKey } from "./keys.js";
 import { Lifecycle } from "./lifecycle.js";
@@ -416,9 +416,9 @@ export class Engine {
       description: platform.description,
       actions: platform.actions.map((type) => ({
         type,
-        description: ACTION_PARAMS[type].description ?? type,
+        description: paramsSchema(type, platform).description ?? type,
         price: ACTION_PRICES[type],
-        params: z.toJSONSchema(ACTION_PARAMS[type], { io: "input" }) as Record<string, unknown>,
+        params: z.toJSONSchema(paramsSchema(type, platform), { io: "input" }) as Record<string, unknown>,
       })),
     }));
   }

@@ -1,4 +1,5 @@
-import type { ActionType } from "../domain/actions.js";
+import type { z } from "zod";
+import { ACTION_PARAMS, type ActionType } from "../domain/actions.js";
 import type { ChallengeKind } from "../domain/challenges.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
 import type { Clock } from "./clock.js";
@@ -10,6 +11,13 @@ export interface PlatformInfo {
   title: string;
   description: string;
   actions: readonly ActionType[];
+  /** Params of an action type on this platform, where they differ from the common ones (DESIGN §14), e.g. a wiki post's title. */
+  params?: Partial<Record<ActionType, z.ZodType>>;
+}
+
+/** The params schema of an action type on a platform: its own, or the common one. */
+export function paramsSchema(type: ActionType, platform: PlatformInfo | undefined): z.ZodType {
+  return platform?.params?.[type] ?? ACTION_PARAMS[type];
 }
 
 /** What a driver asks when a sign-in needs someone: the kind and the page's own words. */

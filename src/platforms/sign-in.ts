@@ -1,0 +1,198 @@
+import { TOTP } from "otpauth";
+import type { Locator, Page } from "playwright";
+import type { ChallengeKind } from "../domain/challenges.js";
+import { ActionFailure } from "../domain/errors.js";
+import type { DriverContext } from "./driver.js";
+
+/**
+ * How a platform signs in, declared as data (DESIGN §14): where an action starts, the form, the
+ * refusal, and the challenge pages. `signInWith` is the one loop every driver shares: fill the form,
+ * meet each challenge (a stored TOTP secret answers its own; every other kind pauses at
+ * `needs_input`), tell a refused password from a refused answer.
+ */
+export interface SignInSpec {
+  /** Where every action starts (a page that shows whether the account is signed in). */
+  start: string;
+  signedIn(page: Page): Locator;
+  /** What `start` shows when the session is gone. */
+  signedOut(page: Page): Locator;
+  form: {
+    /** Opened when the form is not on the signed-out page itself. */
+    path?: string;
+    username(page: Page): Locator;
+    password(page: Page): Locator;
+    submit(page: Page): Locator;
+    /** A "keep me signed in" box, checked so the saved session lasts. */
+    remember?(page: Page): Locator;
+  };
+  /** The platform's refusal of the credentials (or of an answer that cannot be tried again), shown after submitting. */
+  refused(page: Page): Locator;
+  /** The page's own words for a refusal; `refused` itself when left out. */
+  alert?(page: Page): Locator;
+  challenges: readonly ChallengePage[];
+}
+
+/** A page that asks for more than the password. */
+export interface ChallengePage {
+  kind: ChallengeKind;
+  /** What tells this page apart. */
+  shows(page: Page): Locator;
+  /** Where an answer is typed; left out, only the page moves it on (the other device, the live browser). */
+  field?(page: Page): Locator;
+  /** The button that sends the answer. */
+  submit?(page: Page): Locator;
+  /** "Remember this device": checked before answering, so the next sign-in is spared the challenge. */
+  remember?(page: Page): Locator;
+  /** The challenge's message: the page's own words. */
+  message(page: Page): Promise<string>;
+  /**
+   * Shown on the sign-in form itself, before it is sent (a question after failed sign-ins): the
+   * credentials are filled in and the form is left for whoever answers it in the live browser.
+   */
+  onForm?: boolean;
+}
+
+const TOTP_PERIOD_MS = 30_000;
+
+/** Every action starts here: the start page if the session holds, else a sign-in with stored credentials. */
+export async function ensureSignedIn(spec: SignInSpec, context: DriverContext): Promise<void> {
+  const { page } = context;
+  await context.open(spec.start);
+  const state = await context.settle({ signedIn: spec.signedIn(page), signedOut: spec.signedOut(page) });
+  if (state === "signedIn") return;
+  await signInWith(spec, context);
+  await context.markConnected(undefined);
+}
+
+/** Signs in with the stored credentials, meeting every challenge the platform puts up. */
+export async function signInWith(spec: SignInSpec, context: DriverContext): Promise<void> {
+  const { page } = context;
+  const { password } = context.secrets();
+  if (password === undefined) {
+    await context.markSignedOut();
+    throw new ActionFailure("signed_out", "The account is signed out and has no stored password: send the owner a sign-in link, or add a password with PATCH /v1/accounts/{id}.");
+  }
+  if (spec.form.path) {
+    await context.open(spec.form.path);
+    await context.settle({ form: spec.form.password(page) });
+  }
+  await spec.form.username(page).fill(context.username);
+  await spec.form.password(page).fill(password);
+  const remember = spec.form.remember?.(page);
+  if (remember && (await remember.count()) > 0) await remember.check();
+  if (!(await onFormChallenge(spec, page))) await spec.form.submit(page).click();
+  const challenges = Object.fromEntries(spec.challenges.map((challenge, index) => [`challenge${index}`, challenge.shows(page)]));
+  for (;;) {
+    const state = await context.settle<string>({ signedIn: spec.signedIn(page), refused: spec.refused(page), ...challenges });
+    if (state === "signedIn") return;
+    if (state === "refused") return refusedSignIn(context, await alertText(spec, page));
+    await answerChallenge(spec, context, spec.challenges[Number(state.slice("challenge".length))]!);
+  }
+}
+
+async function onFormChallenge(spec: SignInSpec, page: Page): Promise<boolean> {
+  for (const challenge of spec.challenges) if (challenge.onForm && (await challenge.shows(page).first().isVisible())) return true;
+  return false;
+}
+
+/** The platform refused the credentials: a lost session whose credentials no longer work is `signed_out`. */
+async function refusedSignIn(context: DriverContext, message: string): Promise<never> {
+  if (context.hadSession && context.type !== "connect") {
+    await context.markSignedOut();
+    throw new ActionFailure("signed_out", `The session ended and the stored credentials no longer sign in: ${message}`);
+  }
+  throw new ActionFailure("login_failed", `The platform refused the sign-in: ${message}`);
+}
+
+async function alertText(spec: SignInSpec, page: Page): Promise<string> {
+  const alert = (spec.alert ?? spec.refused)(page);
+  return (await alert.count()) > 0 ? (await alert.first().innerText()).trim() : "no reason given";
+}
+
+/**
+ * Resolves once the page has moved past `challenge` (someone met it in the live browser): signed
+ * in, or at another challenge; for a challenge without a field, also refused. A code page shows its
+ * refusal beside the field and is still the same challenge.
+ */
+function leftChallenge(spec: SignInSpec, context: DriverContext, challenge: ChallengePage) {
+  const { page } = context;
+  const elsewhere = spec.challenges.filter((other) => other !== challenge).map((other) => other.shows(page));
+  const moved = [spec.signedIn(page), ...(challenge.field ? [] : [spec.refused(page)]), ...elsewhere].reduce((any, locator) => any.or(locator));
+  return (signal: AbortSignal) => context.whenVisible(moved, signal);
+}
+
+async function answerChallenge(spec: SignInSpec, context: DriverContext, challenge: ChallengePage): Promise<void> {
+  const { page } = context;
+  const message = await challenge.message(page);
+  const remember = challenge.remember?.(page);
+  if (remember && (await remember.count()) > 0) await remember.check();
+  const field = challenge.field?.(page);
+  if (!field) {
+    // Nothing to type through the API: only the other device or the live browser moves this page on.
+    await context.challenge({ kind: challenge.kind, message, resolvedOnPage: leftChallenge(spec, context, challenge) });
+    return;
+  }
+  const { totpSecret } = context.secrets();
+  if (challenge.kind === "two_factor_code" && totpSecret) return submitStoredTotp(spec, context, challenge, totpSecret);
+  // A refused answer asks again on the same page (its refusal beside the field, which may look like a refused sign-in).
+  for (;;) {
+    const answer = await context.challenge({ kind: challenge.kind, message, resolvedOnPage: leftChallenge(spec, context, challenge) });
+    if (answer === undefined) return;
+    if ((await submitAnswer(spec, context, challenge, answer)) === "moved") return;
+    await context.refuseAnswer(await alertText(spec, page));
+  }
+}
+
+/** Types an answer into the challenge's field and sends it; "refused" when the same challenge asks again. */
+async function submitAnswer(spec: SignInSpec, context: DriverContext, challenge: ChallengePage, answer: string): Promise<"moved" | "refused"> {
+  const { page } = context;
+  const field = challenge.field!(page);
+  await field.fill(answer);
+  await (challenge.submit ? challenge.submit(page).click() : field.press("Enter"));
+  const state = await context.settle({ signedIn: spec.signedIn(page), again: field, refused: spec.refused(page), moved: anyOther(spec, page, challenge) });
+  if (state === "again") return "refused";
+  // Back at the form: the platform gave up on this sign-in (too many wrong answers).
+  if (state === "refused") throw new ActionFailure("login_failed", `The platform refused the answer: ${await alertText(spec, page)}`);
+  return "moved";
+}
+
+function anyOther(spec: SignInSpec, page: Page, challenge: ChallengePage): Locator {
+  const others = spec.challenges.filter((other) => other !== challenge).map((other) => other.shows(page));
+  return others.length > 0 ? others.reduce((any, locator) => any.or(locator)) : spec.signedIn(page);
+}
+
+/**
+ * Computes the code from the stored secret, never submitting the same time step twice.
+ * A refused code may only mean its step was used elsewhere (the owner's own app, another
+ * service): the next step's code is tried once before the secret is called wrong.
+ */
+async function submitStoredTotp(spec: SignInSpec, context: DriverContext, challenge: ChallengePage, secret: string): Promise<void> {
+  const totp = new TOTP({ secret, digits: 6, period: 30, algorithm: "SHA1" });
+  for (let attempt = 1; ; attempt++) {
+    const step = await claimNextStep(context);
+    const outcome = await submitAnswer(spec, context, challenge, totp.generate({ timestamp: step * TOTP_PERIOD_MS }));
+    if (outcome === "moved") return;
+    if (attempt === 1) continue;
+    throw new ActionFailure("login_failed", `The platform refused the code computed from the stored TOTP secret: ${await alertText(spec, context.page)} Fix it with PATCH /v1/accounts/{id}.`);
+  }
+}
+
+/** The current time step, or the next one when this one was already claimed (waiting for it). */
+async function claimNextStep(context: DriverContext): Promise<number> {
+  for (;;) {
+    const now = context.clock.now().getTime();
+    const step = Math.floor(now / TOTP_PERIOD_MS);
+    if (await context.claimTotpStep(step)) return step;
+    await sleep((step + 1) * TOTP_PERIOD_MS - now + 50, context.signal);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+}
