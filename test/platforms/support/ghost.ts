@@ -5,10 +5,14 @@
  * Admin API and signed in once there, so every later sign-in from a new browser is challenged.
  *
  * What a person sees (observed on this install; screenshots in the findings notes):
- * - `/ghost/` redirects to `/ghost/#/signin`: "Email address" and "Password" fields, button
- *   "Sign in"; a wrong password answers "Your password is incorrect.".
- * - Then `/ghost/#/signin/verify`: "Verify it's really you", a 6-digit "Verification code" field and
- *   "Verify"; the mail's subject is "NNNNNN is your Ghost sign in verification code".
+ * - `/ghost/` redirects to `/ghost/#/signin`: "Email address" (`identification`) and "Password"
+ *   (`password`), submit button "Sign in →". A wrong password answers "Your password is incorrect."
+ *   and the submit button then reads "Retry".
+ * - A new browser then lands on `/ghost/#/signin/verify`: heading "Verify it's really you", field
+ *   "Verification code" (`token`), "Resend", submit "Verify →". A wrong code answers "Your
+ *   verification code is incorrect." (the button reads "Retry"); the right one opens `/ghost/#/`.
+ * - The mail: subject "NNNNNN is your Ghost sign in verification code", HTML only; setup also sends
+ *   "Your New Ghost Site" to the owner.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, cpSync, existsSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -16,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { platformCacheDir, platformInstall, type PlatformInstall } from "./install.js";
 import { startMailCatcher, type CaughtMail, type MailCatcher } from "./mail-catcher.js";
-import { freePort, killProcessGroup, treeRssMiB, waitUntil } from "./processes.js";
+import { freePort, killGroupOnExit, killProcessGroup, treeRssMiB, waitUntil } from "./processes.js";
 
 /** A mail Ghost sent, as the catcher received it. */
 export interface GhostMail { to: string; subject: string; text: string; receivedAt: Date }
@@ -169,6 +173,7 @@ async function bootGhost(install: PlatformInstall, dir: string, smtpPort: number
     stdio: ["ignore", logFd, logFd],
   });
   closeSync(logFd);
+  killGroupOnExit(child);
   try {
     await waitUntil(async () => (await fetch(`${url}/ghost/api/admin/site/`)).status === 200, {
       child,

@@ -26,7 +26,7 @@ import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Secret, TOTP } from "otpauth";
-import { freePort, killProcessGroup, runCommand, treeRssMiB, waitUntil } from "./processes.js";
+import { freePort, killGroupOnExit, killProcessGroup, runCommand, treeRssMiB, waitUntil } from "./processes.js";
 
 export const MEDIAWIKI_ROOT = "/usr/share/mediawiki";
 export const CAPTCHA_QUESTION = 'Type the word "probe" backwards:';
@@ -127,6 +127,7 @@ export async function startMediaWiki(options: MediaWikiOptions = {}): Promise<Me
       stdio: ["ignore", logFd, logFd],
     });
     closeSync(logFd);
+    killGroupOnExit(server);
     const api = async (params: Record<string, string>) => {
       const response = await fetch(`${url}/api.php?${new URLSearchParams({ ...params, format: "json" })}`);
       if (!response.ok) throw new Error(`api.php ${JSON.stringify(params)} answered ${response.status}`);

@@ -25,6 +25,8 @@ export function runCommand(command: string, args: readonly string[], options: Sp
  * (php -S forks its workers into it): SIGTERM, then SIGKILL after `graceMs`.
  */
 export async function killProcessGroup(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  process.off("exit", exitHandlers.get(child) ?? noop);
+  exitHandlers.delete(child);
   if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) {
     signalGroup(child, "SIGKILL");
     return;
@@ -36,6 +38,16 @@ export async function killProcessGroup(child: ChildProcess, graceMs = 5_000): Pr
   clearTimeout(timer);
   // Workers that outlived their parent.
   signalGroup(child, "SIGKILL");
+}
+
+const exitHandlers = new Map<ChildProcess, () => void>();
+const noop = () => {};
+
+/** Kills the child's process group if this process exits first (a test worker ended without its afterAll). */
+export function killGroupOnExit(child: ChildProcess): void {
+  const handler = () => signalGroup(child, "SIGKILL");
+  exitHandlers.set(child, handler);
+  process.once("exit", handler);
 }
 
 function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
