@@ -39,6 +39,7 @@ export class BrowserExecutor implements ActionExecutor {
     execution.signal.addEventListener("abort", closePage, { once: true });
     try {
       page = await context.newPage();
+      await blockHosts(page, driver);
       this.pages.set(action.id, page);
       this.events.emit("page", action.id, page);
       const driverContext = this.#driverContext(execution, driver, page, saved !== undefined);
@@ -154,4 +155,12 @@ async function keepScreenshot(execution: ExecutionContext, page: Page): Promise<
   } catch {
     // The page or its browser is gone: nothing to keep.
   }
+}
+
+/** Aborts the requests a driver says its pages never need (`Driver.blockedHosts`); routes nothing for a driver without any. */
+export async function blockHosts(page: Page, driver: Driver): Promise<void> {
+  const hosts = driver.blockedHosts ?? [];
+  if (hosts.length === 0) return;
+  const blocked = (url: URL): boolean => hosts.some((host) => url.hostname === host || url.hostname.endsWith(`.${host}`));
+  await page.route(blocked, (route) => route.abort("blockedbyclient"));
 }

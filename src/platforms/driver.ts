@@ -57,6 +57,11 @@ export interface Driver {
    * username after every sign-in: a session of another user is never kept.
    */
   signedInAs(page: Page): Promise<string | undefined>;
+  /**
+   * Hosts (and their subdomains) the platform's pages call that the driver never needs (news,
+   * analytics, avatars): their requests are aborted rather than left to hang on a closed network.
+   */
+  blockedHosts?: readonly string[];
   /** Added to the message when the platform cannot be reached, e.g. how to start it. */
   whenUnreachable?: string;
 }

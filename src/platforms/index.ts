@@ -1,9 +1,10 @@
 import type { Driver } from "./driver.js";
+import { ghostDriver } from "./ghost/index.js";
 import { mediawikiDriver } from "./mediawiki/index.js";
 import { sandboxDriver } from "./sandbox/index.js";
 
 /** Every platform driver; a new platform is one folder and one line here. */
-export const DRIVERS: readonly Driver[] = [sandboxDriver, mediawikiDriver];
+export const DRIVERS: readonly Driver[] = [sandboxDriver, mediawikiDriver, ghostDriver];
 
 /**
  * The drivers a process runs and where each platform lives: the sandbox always, the others when

@@ -13,6 +13,8 @@ import type { DriverContext } from "./driver.js";
 export interface SignInSpec {
   /** Where every action starts (a page that shows whether the account is signed in). */
   start: string;
+  /** How long the start page may take to show either state (a large admin app); the engine's default otherwise. */
+  startTimeoutMs?: number;
   signedIn(page: Page): Locator;
   /** What `start` shows when the session is gone. */
   signedOut(page: Page): Locator;
@@ -41,6 +43,11 @@ export interface ChallengePage {
   field?(page: Page): Locator;
   /** The button that sends the answer. */
   submit?(page: Page): Locator;
+  /**
+   * What says an answer was wrong. Left out, the field shown again after sending is the refusal (a
+   * page that reloads); an app that stays on the page while it checks the answer names its message.
+   */
+  refusal?(page: Page): Locator;
   /** "Remember this device": checked before answering, so the next sign-in is spared the challenge. */
   remember?(page: Page): Locator;
   /** The challenge's message: the page's own words. */
@@ -58,7 +65,8 @@ const TOTP_PERIOD_MS = 30_000;
 export async function ensureSignedIn(spec: SignInSpec, context: DriverContext): Promise<void> {
   const { page } = context;
   await context.open(spec.start);
-  const state = await context.settle({ signedIn: spec.signedIn(page), signedOut: spec.signedOut(page) });
+  const timeout = spec.startTimeoutMs === undefined ? undefined : { timeoutMs: spec.startTimeoutMs };
+  const state = await context.settle({ signedIn: spec.signedIn(page), signedOut: spec.signedOut(page) }, timeout);
   if (state === "signedIn") return;
   await signInWith(spec, context);
   await context.markConnected(undefined);
@@ -83,7 +91,7 @@ export async function signInWith(spec: SignInSpec, context: DriverContext): Prom
   if (!(await onFormChallenge(spec, page))) await spec.form.submit(page).click();
   const challenges = Object.fromEntries(spec.challenges.map((challenge, index) => [`challenge${index}`, challenge.shows(page)]));
   for (;;) {
-    const state = await context.settle<string>({ signedIn: spec.signedIn(page), refused: spec.refused(page), ...challenges });
+    const state = await context.settle<string>({ signedIn: spec.signedIn(page), refused: spec.refused(page), ...challenges }, spec.startTimeoutMs === undefined ? undefined : { timeoutMs: spec.startTimeoutMs });
     if (state === "signedIn") return;
     if (state === "refused") return refusedSignIn(context, await alertText(spec, page));
     await answerChallenge(spec, context, spec.challenges[Number(state.slice("challenge".length))]!);
@@ -149,7 +157,10 @@ async function submitAnswer(spec: SignInSpec, context: DriverContext, challenge:
   const field = challenge.field!(page);
   await field.fill(answer);
   await (challenge.submit ? challenge.submit(page).click() : field.press("Enter"));
-  const state = await context.settle({ signedIn: spec.signedIn(page), again: field, refused: spec.refused(page), moved: anyOther(spec, page, challenge) });
+  const state = await context.settle(
+    { signedIn: spec.signedIn(page), again: challenge.refusal?.(page) ?? field, refused: spec.refused(page), moved: anyOther(spec, page, challenge) },
+    spec.startTimeoutMs === undefined ? undefined : { timeoutMs: spec.startTimeoutMs },
+  );
   if (state === "again") return "refused";
   // Back at the form: the platform gave up on this sign-in (too many wrong answers).
   if (state === "refused") throw new ActionFailure("login_failed", `The platform refused the answer: ${await alertText(spec, page)}`);

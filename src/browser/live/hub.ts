@@ -3,7 +3,7 @@ import type { Page } from "playwright";
 import type { LiveTarget } from "../../engine/live-links.js";
 import type { Logger } from "../../engine/logger.js";
 import type { Driver } from "../../platforms/driver.js";
-import type { BrowserExecutor } from "../executor.js";
+import { blockHosts, type BrowserExecutor } from "../executor.js";
 import { isSameUser, wrongUserMessage } from "../identity.js";
 import type { BrowserPool } from "../pool.js";
 import { Screencast } from "./screencast.js";
@@ -127,6 +127,7 @@ export class LiveHub {
     let page: Page | undefined;
     try {
       page = await (await pool.acquire(account.id, () => undefined)).newPage();
+      await blockHosts(page, driver);
       // The first navigation swaps the blank page's renderer: a screencast started before it dies with it.
       await page.goto(baseUrl + driver.manualSignIn.path, { waitUntil: "domcontentloaded" });
     } catch (error) {
