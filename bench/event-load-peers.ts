@@ -21,7 +21,7 @@ export type WriterReport = { type: "opened" } | { type: "stopped"; events: numbe
 /** Bench → consumer. */
 export type ConsumerCommand = { type: "connect"; serviceUrl: string; key: string } | { type: "count" };
 /** Consumer → bench: `lastEventId` is the newest event the stream gave. */
-export type ConsumerReport = { type: "listening"; receiverUrl: string } | { type: "counted"; deliveries: number; streamed: number; lastEventId: string | undefined };
+export type ConsumerReport = { type: "listening"; receiverUrl: string } | { type: "counted"; deliveries: number; streamed: number; lastEventId: string | undefined; cpuSeconds: number };
 
 const send = (message: WriterReport | ConsumerReport): void => void process.send!(message);
 
@@ -89,7 +89,8 @@ function consumer(): void {
   });
   process.on("message", async (command: ConsumerCommand) => {
     if (command.type === "count") {
-      send({ type: "counted", deliveries, streamed, lastEventId });
+      const used = process.cpuUsage();
+      send({ type: "counted", deliveries, streamed, lastEventId, cpuSeconds: (used.user + used.system) / 1e6 });
       return;
     }
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));

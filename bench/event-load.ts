@@ -49,6 +49,9 @@ export interface EventLoad {
   slowestRoundEventsPerSecond: number;
   /** The writer's CPU (cores) and how often a write found the database locked past the busy timeout. */
   writerCpu: number;
+  /** The receiver and stream client's CPU (cores), and the service process's (its delivery thread included), during the loaded rounds and alone: where the two cores went. */
+  consumerCpu: number;
+  serviceCpu: { quiet: number; busy: number };
   writerBusyRetries: number;
   /** Deliveries the receiver got (undefined with no endpoint), and events the SSE client read, per second during the loaded rounds. */
   deliveriesPerSecond: number | undefined;
@@ -196,15 +199,24 @@ export async function eventLoad(rounds = Number(process.env.BENCH_EVENT_ROUNDS ?
     const quiet: Round = { succeeded: 0, seconds: 0, refused: 0, broken: 0, failed: {} };
     const busy: Round = { succeeded: 0, seconds: 0, refused: 0, broken: 0, failed: {} };
     const written = { events: 0, seconds: 0, cpuSeconds: 0, busyRetries: 0, slowest: Number.POSITIVE_INFINITY };
-    const received = { deliveries: 0, streamed: 0, seconds: 0 };
+    const received = { deliveries: 0, streamed: 0, seconds: 0, consumerCpuSeconds: 0 };
+    const serviceCpu = { quiet: 0, quietSeconds: 0, busy: 0, busySeconds: 0 };
+    const processCpu = (): number => {
+      const used = process.cpuUsage();
+      return (used.user + used.system) / 1e6;
+    };
     let backlog = 0;
     let drainSeconds = 0;
     let undrained = 0;
     for (let round = 0; round < rounds; round++) {
+      const quietCpu = processCpu();
       const alone = await timedRound(live, workers, 2, loops.quiet);
+      serviceCpu.quiet += processCpu() - quietCpu;
+      serviceCpu.quietSeconds += alone.seconds;
       add(quiet, alone);
 
       const before = await counted(consumer);
+      const busyCpu = processCpu();
       const started = performance.now();
       const stopped = ask<WriterReport, "stopped">(writer, { type: "start", perSecond }, "stopped");
       // Awaited below; should the posts throw first, theirs is the error to see, not the writer's exit.
@@ -215,6 +227,9 @@ export async function eventLoad(rounds = Number(process.env.BENCH_EVENT_ROUNDS ?
       const { events, seconds, cpuSeconds, busyRetries } = await stopped;
       const after = await counted(consumer);
       const windowSeconds = (performance.now() - started) / 1000;
+      serviceCpu.busy += processCpu() - busyCpu;
+      serviceCpu.busySeconds += windowSeconds;
+      received.consumerCpuSeconds += after.cpuSeconds - before.cpuSeconds;
       add(busy, loaded);
       written.events += events;
       written.seconds += seconds;
@@ -264,6 +279,8 @@ export async function eventLoad(rounds = Number(process.env.BENCH_EVENT_ROUNDS ?
       slowestRoundEventsPerSecond: written.slowest,
       writerCpu: written.cpuSeconds / written.seconds,
       writerBusyRetries: written.busyRetries,
+      consumerCpu: received.consumerCpuSeconds / received.seconds,
+      serviceCpu: { quiet: serviceCpu.quiet / serviceCpu.quietSeconds, busy: serviceCpu.busy / serviceCpu.busySeconds },
       deliveriesPerSecond: WEBHOOK ? received.deliveries / received.seconds : undefined,
       streamedPerSecond: received.streamed / received.seconds,
       backlog,

@@ -193,7 +193,7 @@ async function main(): Promise<void> {
     report([
       "(g) meanwhile: deliveries/s to the webhook, events/s read from GET /v1/events",
       `${g.deliveriesPerSecond === undefined ? "no webhook endpoint (BENCH_EVENT_WEBHOOK=0)" : `${g.deliveriesPerSecond.toFixed(0)} deliveries/s`}; ${g.streamedPerSecond.toFixed(0)} streamed/s; backlog ≤ ${g.backlog} deliveries, worked off in ≤ ${g.drainSeconds.toFixed(1)} s` +
-        `${g.undrained ? ` (${g.undrained} rounds not worked off)` : ""}; writer's CPU ${g.writerCpu.toFixed(2)} cores, ${g.writerBusyRetries} busy timeouts; ` +
+        `${g.undrained ? ` (${g.undrained} rounds not worked off)` : ""}; writer's CPU ${g.writerCpu.toFixed(2)} cores, ${g.writerBusyRetries} busy timeouts; receiver and stream client ${g.consumerCpu.toFixed(2)} cores; service process (its delivery thread and the sandbox included) ${g.serviceCpu.busy.toFixed(2)} cores loaded, ${g.serviceCpu.quiet.toFixed(2)} alone; ` +
         `service event-loop delay p99 ${g.loopDelayP99Ms.busy.toFixed(0)} ms loaded, ${g.loopDelayP99Ms.quiet.toFixed(0)} ms alone`,
       "report",
     ]);

@@ -24,6 +24,17 @@ describe("configuration", () => {
     expect(config.publicUrl).toBe("https://actions.example.com");
   });
 
+  it("reads ACTION_SERVICE_PLATFORMS as name=url pairs; a name no driver has stops start-up", async () => {
+    const config = loadConfig({ ACTION_SERVICE_PLATFORMS: "mediawiki=http://127.0.0.1:8080/, ghost=https://blog.example.com/admin/" });
+    expect(config.platforms).toEqual({ mediawiki: "http://127.0.0.1:8080", ghost: "https://blog.example.com/admin" });
+    expect(loadConfig({}).platforms).toEqual({});
+    const { enabledPlatforms } = await import("../src/platforms/index.js");
+    const enabled = enabledPlatforms("http://127.0.0.1:8788", config.platforms);
+    expect(enabled.drivers.map((driver) => driver.platform.name)).toEqual(["sandbox", "mediawiki", "ghost"]);
+    expect(enabledPlatforms("http://127.0.0.1:8788", {}).drivers.map((driver) => driver.platform.name)).toEqual(["sandbox"]);
+    expect(() => enabledPlatforms("http://127.0.0.1:8788", { nodebb: "http://x" })).toThrow(/"nodebb", which no driver has; known: sandbox, mediawiki, ghost/);
+  });
+
   it.each([
     ["ACTION_SERVICE_PORT", "eighty"],
     ["ACTION_SERVICE_PORT", "70000"],
@@ -33,6 +44,9 @@ describe("configuration", () => {
     ["ACTION_SERVICE_CHALLENGE_TTL_SECONDS", "0"],
     ["ACTION_SERVICE_FREE_CREDITS", "-5"],
     ["SANDBOX_URL", "ftp://x"],
+    ["ACTION_SERVICE_PLATFORMS", "mediawiki"],
+    ["ACTION_SERVICE_PLATFORMS", "mediawiki=ftp://wiki"],
+    ["ACTION_SERVICE_PLATFORMS", "Media Wiki=http://wiki"],
   ])("refuses %s=%s with a message naming the variable", (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));
