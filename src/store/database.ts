@@ -25,7 +25,32 @@ export function openDatabase(file: string): Db {
   // Deleted rows (old idempotency records, replaced sessions) are overwritten, not left in free pages.
   db.pragma("secure_delete = ON");
   migrate(db);
+  keepStatements(db);
   return db;
+}
+
+/**
+ * Compiles each SQL text once per connection: `db.prepare(sql)` returns the statement kept for that
+ * text (SQLite's parse and plan are most of a small query's cost). A kept statement comes back
+ * with `pluck` off, as a fresh one would. The texts are the repositories' own (a few hundred,
+ * some assembled from a fixed set of columns); past `MAX_KEPT_STATEMENTS` the kept ones are let go.
+ */
+const MAX_KEPT_STATEMENTS = 1_000;
+
+function keepStatements(db: Db): void {
+  const compile = db.prepare.bind(db);
+  const kept = new Map<string, Database.Statement>();
+  db.prepare = ((sql: string) => {
+    let statement = kept.get(sql);
+    if (!statement) {
+      if (kept.size >= MAX_KEPT_STATEMENTS) kept.clear();
+      statement = compile(sql);
+      kept.set(sql, statement);
+    } else if (statement.reader) {
+      statement.pluck(false);
+    }
+    return statement;
+  }) as Db["prepare"];
 }
 
 /**

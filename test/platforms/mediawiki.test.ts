@@ -152,6 +152,19 @@ describe("MediaWiki: actions", () => {
   });
 });
 
+describe("MediaWiki: refusals, in the wiki's words", () => {
+  it("a blocked user's post is account_blocked, and nothing is saved", async () => {
+    const user = await wikiUser();
+    const accountId = await addAccount(user);
+    await succeeded(accountId, "connect");
+    await wiki.maintenance("maintenance/blockUsers.php", ["--reason=testing blocks"], `${user.name}\n`);
+    const title = `Blocked post ${Date.now()}`;
+    const done = await live.finished((await live.run(accountId, "post", { text: "Should not land.", title })).id);
+    expect(done).toMatchObject({ status: "failed", error: { code: "account_blocked" } });
+    expect(await wiki.pageText(title)).toBeUndefined();
+  });
+});
+
 describe("MediaWiki: failed sign-ins (last: the wiki then asks its question of this address)", () => {
   it("a wrong password is login_failed, in the wiki's words", async () => {
     const user = await wikiUser();

@@ -67,7 +67,8 @@ export const actionRoutes = [
     responses: { ...actionResponses, ...errorResponses(401, 403, 404, 422, 429) },
     async handle({ principal, params, query, engine, signal }) {
       const action = engine.getAction(principal, params.id);
-      return respond(engine, await engine.waitFor(action.id, query.wait, signal));
+      // Without a wait, the action just read is the answer: no second read.
+      return respond(engine, query.wait > 0 ? await engine.waitFor(action.id, query.wait, signal) : action);
     },
   }),
   defineRoute({
