@@ -65,6 +65,8 @@ export function createApp(options: AppOptions): Hono {
   };
   const chunkedLimit = bodyLimit({ maxSize: limit, onError: tooLarge });
   app.use("/v1/*", async (c, next) => {
+    // A GET or HEAD has no body: its stream is never built (that costs more than most requests).
+    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
     const length = c.req.header("content-length");
     // With a Content-Length, never touch the body stream here: an unread body is then drained by the server.
     if (length !== undefined && c.req.header("transfer-encoding") === undefined) return Number(length) > limit ? tooLarge(c) : next();
@@ -81,10 +83,15 @@ export function createApp(options: AppOptions): Hono {
       const response = await route.handle({
         principal,
         params: parse(route.params, c.req.param(), "path"),
-        query: parse(route.query ?? z.strictObject({}), c.req.query(), "query"),
+        query: parse(route.query ?? NO_QUERY, c.req.query(), "query"),
         body: route.body ? parse(route.body, await readJson(c), "body") : undefined,
-        headers: c.req.raw.headers,
-        signal: c.req.raw.signal,
+        // Built on first use: most routes read neither, and the server makes each on demand.
+        get headers() {
+          return c.req.raw.headers;
+        },
+        get signal() {
+          return c.req.raw.signal;
+        },
         engine,
       });
       for (const [name, value] of Object.entries(response.headers ?? {})) c.header(name, value);
@@ -115,6 +122,8 @@ export function createApp(options: AppOptions): Hono {
     });
   }
 }
+
+const NO_QUERY = z.strictObject({});
 
 export function bearerKey(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");

@@ -19,6 +19,11 @@ const actionResponses = {
 };
 
 /** 202 while the action has not ended, 200 once it has. */
+/** The request's abort signal, only when the response waits: the server builds it on first use, at a cost most requests need not pay. */
+function signalIfWaiting(input: { query: { wait: number }; signal: AbortSignal }): AbortSignal | undefined {
+  return input.query.wait > 0 ? input.signal : undefined;
+}
+
 function respond(engine: Engine, action: ActionRecord): { status: number; body: unknown } {
   return { status: isTerminal(action.status) ? 200 : 202, body: engine.present(action) };
 }
@@ -35,8 +40,9 @@ export const actionRoutes = [
     query: WaitQuery,
     headers: [{ name: "Idempotency-Key", description: "Up to 255 characters; the same key and body run the action once. Kept at least 24 hours." }],
     responses: { ...actionResponses, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
-    async handle({ principal, body, query, headers, engine, signal }) {
-      const settle = (action: ActionRecord): Promise<ActionRecord> => engine.waitFor(action.id, query.wait, signal);
+    async handle(input) {
+      const { principal, body, query, headers, engine } = input;
+      const settle = (action: ActionRecord): Promise<ActionRecord> => engine.waitFor(action.id, query.wait, signalIfWaiting(input));
       const key = headers.get("idempotency-key");
       if (key === null) return respond(engine, await settle(engine.createAction(principal, body)));
       const { action, replayed } = await engine.createActionOnce(principal, parse(IdempotencyKey, key, "header"), body, settle);
@@ -65,10 +71,11 @@ export const actionRoutes = [
     params: IdParams,
     query: WaitQuery,
     responses: { ...actionResponses, ...errorResponses(401, 403, 404, 422, 429) },
-    async handle({ principal, params, query, engine, signal }) {
+    async handle(input) {
+      const { principal, params, query, engine } = input;
       const action = engine.getAction(principal, params.id);
       // Without a wait, the action just read is the answer: no second read.
-      return respond(engine, query.wait > 0 ? await engine.waitFor(action.id, query.wait, signal) : action);
+      return respond(engine, query.wait > 0 ? await engine.waitFor(action.id, query.wait, signalIfWaiting(input)) : action);
     },
   }),
   defineRoute({
@@ -82,9 +89,10 @@ export const actionRoutes = [
     query: WaitQuery,
     body: AnswerInput,
     responses: { ...actionResponses, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
-    async handle({ principal, params, query, body, engine, signal }) {
+    async handle(input) {
+      const { principal, params, query, body, engine } = input;
       const action = engine.answer(principal, params.id, body.answer);
-      return respond(engine, await engine.waitFor(action.id, query.wait, signal));
+      return respond(engine, await engine.waitFor(action.id, query.wait, signalIfWaiting(input)));
     },
   }),
   defineRoute({
