@@ -8,12 +8,16 @@
  *     and its floor, the same ratio for raw Playwright pages beside as many idle ones;
  * (f) actions/s on 2 browser servers ÷ 1 local browser, and the coordinator's CPU per action;
  * (g) 16 accounts' throughput while another process writes ≥ 1,000 events/s into the outbox ÷ with none;
- *     deliveries/s sent to a webhook and events/s read from the SSE stream meanwhile.
- * BENCH_ONLY=a,e runs a subset.
+ *     deliveries/s sent to a webhook and events/s read from the SSE stream meanwhile;
+ * (b′) 1,000 accounts warm in one Chromium: MB (PSS) per context, a post on the 1,000th ÷ on the 1st;
+ * (h) 10,000 connected accounts: a post on a cold account ÷ on a warm one, and RSS per stored account;
+ * (i) start-up on 10,000 accounts and 100,000 actions to GET /healthz ÷ on an empty data dir.
+ * BENCH_ONLY=a,e runs a subset (b′ is b2).
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { eventLoad } from "./event-load.js";
 import { fleetRate, idlePagesFloor, pausedLoad } from "./execution.js";
+import { connectedMany, startUp, warmMany } from "./scale.js";
 import { chromiumPssMb, launchRaw, median, rawPost, rawSignedIn } from "./support.js";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
@@ -126,7 +130,7 @@ async function answerToTyped(live: LiveService, rounds = 7): Promise<number> {
   return median(samples);
 }
 
-const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,e,f,g").split(",").map((part) => part.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,e,f,g,b2,h,i").split(",").map((part) => part.trim()));
 
 async function main(): Promise<void> {
   const rows: string[][] = [];
@@ -196,6 +200,31 @@ async function main(): Promise<void> {
         `${g.undrained ? ` (${g.undrained} rounds not worked off)` : ""}; writer's CPU ${g.writerCpu.toFixed(2)} cores, ${g.writerBusyRetries} busy timeouts; receiver and stream client ${g.consumerCpu.toFixed(2)} cores; service process (its delivery thread and the sandbox included) ${g.serviceCpu.busy.toFixed(2)} cores loaded, ${g.serviceCpu.quiet.toFixed(2)} alone; ` +
         `service event-loop delay p99 ${g.loopDelayP99Ms.busy.toFixed(0)} ms loaded, ${g.loopDelayP99Ms.quiet.toFixed(0)} ms alone`,
       "report",
+    ]);
+  }
+  if (ONLY.has("b2")) {
+    const b2 = await warmMany();
+    report([
+      `(b′) ${b2.count} accounts warm in one Chromium: MB (PSS) per context; a post on the last ÷ on the first (median)`,
+      `${b2.mbPerContext.toFixed(2)} MB each; ${b2.last.toFixed(0)} ms ÷ ${b2.first.toFixed(0)} ms = ${(b2.last / b2.first).toFixed(3)}; warmed by connect in ${b2.warmingSeconds.toFixed(0)} s` +
+        `${b2.cap < b2.count ? `; the pool's idle-context cap (${b2.cap}) raised to ${b2.count}` : ""}`,
+      "≤ 2 MB; ≤ 1.1",
+    ]);
+  }
+  if (ONLY.has("h")) {
+    const h = await connectedMany();
+    report([
+      `(h) ${h.count} connected accounts: a post on a cold account ÷ on a warm one (median); RSS per stored account`,
+      `${h.cold.toFixed(0)} ms ÷ ${h.warm.toFixed(0)} ms = ${(h.cold / h.warm).toFixed(3)}; ${h.kbPerAccount.toFixed(2)} KB RSS per stored account (${h.rssFew.toFixed(0)} → ${h.rssMany.toFixed(0)} MB; V8 heap ${h.heapKbPerAccount.toFixed(2)} KB); ≤ ${h.maxWarm} contexts open`,
+      "≤ 1.3; report",
+    ]);
+  }
+  if (ONLY.has("i")) {
+    const i = await startUp();
+    report([
+      `(i) serve start-up to GET /healthz 200 with ${i.accounts} accounts and ${i.actions} actions (median); beside an empty data dir`,
+      `${i.loaded.toFixed(0)} ms (${i.loaded > 1_000 ? "OVER 1 s" : "within 1 s"}); empty ${i.empty.toFixed(0)} ms; loaded ÷ empty = ${(i.loaded / i.empty).toFixed(2)}; data dir written in ${i.seedSeconds.toFixed(0)} s`,
+      "≤ 1 s",
     ]);
   }
   const width = [Math.max(...rows.map((row) => row[0]!.length)), Math.max(...rows.map((row) => row[1]!.length))];
