@@ -1,5 +1,5 @@
 /**
- * The two processes beside the service in figure (g) (`bench/event-load.ts`), each its own Node
+ * The two processes beside the service in figure (k) (`bench/event-load.ts`), each its own Node
  * process so that neither runs on the service's event loop, told what to do over IPC:
  *
  * - `writer`: opens the service's SQLite file with the project's `Store` and changes account

@@ -1,5 +1,5 @@
 /**
- * Figure (g), events (DESIGN §13): 16 warm accounts posting twice each while another process puts
+ * Figure (k), events (DESIGN §13): 16 warm accounts posting twice each while another process puts
  * `BENCH_EVENTS_PER_SECOND` (1,000) events a second into the same outbox ÷ the same with no writer,
  * in alternating rounds; meanwhile a webhook endpoint takes every event (one delivery each) and an
  * SSE client reads `GET /v1/events`, and what each got per second is reported beside the ratio.
@@ -73,7 +73,7 @@ function peer(role: "writer" | "consumer"): ChildProcess {
   try {
     setPriority(child.pid!, PEER_PRIORITY);
   } catch (error) {
-    console.log(`(g) the ${role} keeps the default priority (${(error as Error).message}): it may fall short of its rate`);
+    console.log(`(k) the ${role} keeps the default priority (${(error as Error).message}): it may fall short of its rate`);
   }
   return child;
 }
@@ -260,7 +260,7 @@ export async function eventLoad(rounds = Number(process.env.BENCH_EVENT_ROUNDS ?
       drainSeconds = Math.max(drainSeconds, drained);
       const failures = (failed: Record<string, number>): string => Object.entries(failed).map(([code, count]) => `${count} ${code}`).join(", ") || "none";
       console.log(
-        `(g) round ${round + 1}: ${(alone.succeeded / alone.seconds).toFixed(2)} actions/s alone (failed: ${failures(alone.failed)}; sent again: ${alone.refused} 503, ${alone.broken} broken), ` +
+        `(k) round ${round + 1}: ${(alone.succeeded / alone.seconds).toFixed(2)} actions/s alone (failed: ${failures(alone.failed)}; sent again: ${alone.refused} 503, ${alone.broken} broken), ` +
           `${(loaded.succeeded / loaded.seconds).toFixed(2)} with ${(events / seconds).toFixed(0)} events/s written (failed: ${failures(loaded.failed)}; sent again: ${loaded.refused} 503, ${loaded.broken} broken); ` +
           `${((after.deliveries - before.deliveries) / windowSeconds).toFixed(0)} deliveries/s, ${((after.streamed - before.streamed) / windowSeconds).toFixed(0)} streamed/s; ` +
           `${left} deliveries pending after, worked off in ${drained.toFixed(1)} s`,

@@ -7,7 +7,8 @@
  * (e) 16 accounts' throughput while 200 others wait at needs_input ÷ with none waiting; MB per paused page;
  *     and its floor, the same ratio for raw Playwright pages beside as many idle ones;
  * (f) actions/s on 2 browser servers ÷ 1 local browser, and the coordinator's CPU per action;
- * (g) 16 accounts' throughput while another process writes ≥ 1,000 events/s into the outbox ÷ with none;
+ * (g) GET /v1/actions/{id} requests/s ÷ GET /healthz on the same server (autocannon from its own process);
+ * (k) 16 accounts' throughput while another process writes ≥ 1,000 events/s into the outbox ÷ with none;
  *     deliveries/s sent to a webhook and events/s read from the SSE stream meanwhile;
  * (b′) 1,000 accounts warm in one Chromium: MB (PSS) per context, a post on the 1,000th ÷ on the 1st;
  * (h) 10,000 connected accounts: a post on a cold account ÷ on a warm one, and RSS per stored account;
@@ -16,6 +17,7 @@
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { eventLoad } from "./event-load.js";
+import { readPath } from "./read-path.js";
 import { fleetRate, idlePagesFloor, pausedLoad } from "./execution.js";
 import { connectedMany, startUp, warmMany } from "./scale.js";
 import { chromiumPssMb, launchRaw, median, rawPost, rawSignedIn } from "./support.js";
@@ -130,7 +132,15 @@ async function answerToTyped(live: LiveService, rounds = 7): Promise<number> {
   return median(samples);
 }
 
-const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,e,f,g,b2,h,i").split(",").map((part) => part.trim()));
+/** Figure (g): an ended action of a fresh account, read over and over. */
+async function readPathOf(live: LiveService): ReturnType<typeof readPath> {
+  const accountId = await live.account(await user(live));
+  const action = await live.run(accountId, "lookup_person", { handle: "alice" });
+  await live.finished(action.id);
+  return readPath(live, action.id);
+}
+
+const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,e,f,k,b2,h,i").split(",").map((part) => part.trim()));
 
 async function main(): Promise<void> {
   const rows: string[][] = [];
@@ -140,7 +150,7 @@ async function main(): Promise<void> {
     console.log(`${row[0]}: ${row[1]} (target ${row[2]})`);
   };
   const live = await startLiveService({
-    env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: "16", ACTION_SERVICE_FREE_CREDITS: "100000", ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "100000" },
+    env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: "16", ACTION_SERVICE_FREE_CREDITS: "100000", ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "1000000" },
   });
   try {
     if (ONLY.has("a")) {
@@ -158,6 +168,14 @@ async function main(): Promise<void> {
     if (ONLY.has("b")) {
       const b = await warmAccounts(live);
       report(["(b) accounts warm in one Chromium; MB (PSS) per context", `${b.count} accounts; ${b.mbPerContext.toFixed(1)} MB each`, "≥ 50 at ≤ 40 MB"]);
+    }
+    if (ONLY.has("g")) {
+      const g = await readPathOf(live);
+      report([
+        "(g) GET /v1/actions/{id} req/s ÷ GET /healthz req/s, same server (autocannon, 50 connections)",
+        `${g.action.requestsPerSecond.toFixed(0)} ÷ ${g.healthz.requestsPerSecond.toFixed(0)} = ${g.ratio.toFixed(3)}; p99 ${g.action.p99Ms} ms (healthz ${g.healthz.p99Ms} ms)${g.action.non2xx + g.healthz.non2xx > 0 ? `; ${g.action.non2xx + g.healthz.non2xx} non-2xx` : ""}`,
+        "≥ 0.5, p99 ≤ 10 ms",
+      ]);
     }
   } finally {
     await live.close();
@@ -184,18 +202,18 @@ async function main(): Promise<void> {
       "report",
     ]);
   }
-  if (ONLY.has("g")) {
+  if (ONLY.has("k")) {
     const g = await eventLoad();
     const shortfall = g.slowestRoundEventsPerSecond < 1_000 ? " UNDER 1,000 in a round" : "";
     const failures = (failed: Record<string, number>): string => Object.entries(failed).map(([code, count]) => `${count} ${code}`).join(", ") || "none";
     report([
-      `(g) 16 accounts' actions/s with ${g.eventsPerSecond.toFixed(0)} events/s written into the outbox ÷ with none`,
+      `(k) 16 accounts' actions/s with ${g.eventsPerSecond.toFixed(0)} events/s written into the outbox ÷ with none`,
       `${g.busy.toFixed(2)} ÷ ${g.quiet.toFixed(2)} = ${g.ratio.toFixed(3)}; writer ${g.eventsPerSecond.toFixed(0)} events/s (slowest round ${g.slowestRoundEventsPerSecond.toFixed(0)}${shortfall}); ` +
         `posts failed: ${failures(g.failed.busy)} loaded, ${failures(g.failed.quiet)} alone; sent again after a 503 (busy) or a broken connection: ${g.refused.busy} + ${g.broken.busy} loaded, ${g.refused.quiet} + ${g.broken.quiet} alone`,
       "≥ 0.90 at ≥ 1,000 events/s",
     ]);
     report([
-      "(g) meanwhile: deliveries/s to the webhook, events/s read from GET /v1/events",
+      "(k) meanwhile: deliveries/s to the webhook, events/s read from GET /v1/events",
       `${g.deliveriesPerSecond === undefined ? "no webhook endpoint (BENCH_EVENT_WEBHOOK=0)" : `${g.deliveriesPerSecond.toFixed(0)} deliveries/s`}; ${g.streamedPerSecond.toFixed(0)} streamed/s; backlog ≤ ${g.backlog} deliveries, worked off in ≤ ${g.drainSeconds.toFixed(1)} s` +
         `${g.undrained ? ` (${g.undrained} rounds not worked off)` : ""}; writer's CPU ${g.writerCpu.toFixed(2)} cores, ${g.writerBusyRetries} busy timeouts; receiver and stream client ${g.consumerCpu.toFixed(2)} cores; service process (its delivery thread and the sandbox included) ${g.serviceCpu.busy.toFixed(2)} cores loaded, ${g.serviceCpu.quiet.toFixed(2)} alone; ` +
         `service event-loop delay p99 ${g.loopDelayP99Ms.busy.toFixed(0)} ms loaded, ${g.loopDelayP99Ms.quiet.toFixed(0)} ms alone`,
