@@ -9,7 +9,6 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
@@ -20,6 +19,7 @@ import { startSandbox } from "../src/sandbox/index.js";
 import { Sealer, Store, loadMasterKey, openDatabase, randomToken } from "../src/store/index.js";
 import type { ActionRecord } from "../src/store/records.js";
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
+import { CLI, freePort } from "../test/helpers/processes.js";
 import { user } from "./execution.js";
 import { chromiumPssMb, median } from "./support.js";
 
@@ -271,24 +271,12 @@ function seedDataDir(dataDir: string, accounts: number, actions: number): void {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Spawns `node dist/cli.js serve` on the data dir; milliseconds from spawn to `GET /healthz` 200. Stops it after. */
 async function timeToHealthy(dataDir: string, sandboxUrl: string, nodeArgs: string[] = []): Promise<number> {
   const port = await freePort();
-  const cli = join(import.meta.dirname, "..", "dist", "cli.js");
   const env: NodeJS.ProcessEnv = { ...process.env, ACTION_SERVICE_DATA_DIR: dataDir, ACTION_SERVICE_PORT: String(port), SANDBOX_URL: sandboxUrl };
   const start = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, cli, "serve"], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [...nodeArgs, CLI, "serve"], { env, stdio: ["ignore", "ignore", "pipe"] });
   // Its log (the actions it recovers, the queued ones it then runs) is shown only if it fails to start.
   let log = "";
   child.stderr!.on("data", (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4_000)));
