@@ -2,6 +2,7 @@ import type { Locator, Page } from "playwright";
 import type { ActionType } from "../domain/actions.js";
 import type { ActionErrorCode } from "../domain/errors.js";
 import type { ExecutionContext, PlatformInfo } from "../engine/executor.js";
+import { ensureSignedIn, type SignInSpec } from "./sign-in.js";
 
 /** What a driver sees of one run: the page, the params and the engine's hooks. */
 export interface DriverContext extends Pick<
@@ -66,7 +67,19 @@ export interface Driver {
   whenUnreachable?: string;
 }
 
-export function defineDriver(driver: Omit<Driver, "platform"> & { platform: Omit<PlatformInfo, "actions"> }): Driver {
+/**
+ * A driver from its declarations: the action types it offers come from its handlers, and its
+ * sign-in (the shared loop) and the page owners sign in on by hand from its `SignInSpec`.
+ */
+export function defineDriver(
+  driver: Omit<Driver, "platform" | "ensureSignedIn" | "manualSignIn"> & { platform: Omit<PlatformInfo, "actions">; signIn: SignInSpec },
+): Driver {
+  const { signIn, ...rest } = driver;
   const actions = Object.keys(driver.actions) as ActionType[];
-  return { ...driver, platform: { ...driver.platform, actions } };
+  return {
+    ...rest,
+    platform: { ...driver.platform, actions },
+    ensureSignedIn: (context) => ensureSignedIn(signIn, context),
+    manualSignIn: { path: signIn.form.path ?? signIn.start, signedIn: signIn.signedIn },
+  };
 }

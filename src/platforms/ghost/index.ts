@@ -1,7 +1,6 @@
 import { defineDriver } from "../driver.js";
-import { ensureSignedIn as signInFlow } from "../sign-in.js";
 import { PARAMS, connect, lookupPerson, post } from "./actions.js";
-import { FAILURES, PAGES, PATHS } from "./pages.js";
+import { FAILURES } from "./pages.js";
 import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
 
 /**
@@ -17,8 +16,7 @@ export const ghostDriver = defineDriver({
     params: PARAMS,
   },
   failures: FAILURES,
-  ensureSignedIn: (context) => signInFlow(SIGN_IN_SPEC, context),
-  manualSignIn: { path: PATHS.admin, signedIn: PAGES.signedIn },
+  signIn: SIGN_IN_SPEC,
   signedInAs,
   // The admin asks ghost.org and its CDN for news and assets: nothing the driver needs.
   blockedHosts: ["ghost.org", "ghost.io", "gravatar.com"],

@@ -1,7 +1,6 @@
 import { defineDriver } from "../driver.js";
-import { ensureSignedIn as signInFlow } from "../sign-in.js";
 import { PARAMS, connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
-import { FAILURES, PAGES, PATHS } from "./pages.js";
+import { FAILURES } from "./pages.js";
 import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
 
 /**
@@ -17,8 +16,7 @@ export const mediawikiDriver = defineDriver({
     params: PARAMS,
   },
   failures: FAILURES,
-  ensureSignedIn: (context) => signInFlow(SIGN_IN_SPEC, context),
-  manualSignIn: { path: PATHS.signIn, signedIn: PAGES.signedIn },
+  signIn: SIGN_IN_SPEC,
   signedInAs,
   whenUnreachable: "Is the wiki running? Check its address in ACTION_SERVICE_PLATFORMS (mediawiki=http://…).",
   actions: {

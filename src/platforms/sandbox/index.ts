@@ -1,7 +1,7 @@
 import { defineDriver } from "../driver.js";
 import { browserSteps, connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
-import { FAILURES, PAGES, PATHS } from "./pages.js";
-import { ensureSignedIn, signedInAs } from "./sign-in.js";
+import { FAILURES } from "./pages.js";
+import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
 
 /** The driver for the sandbox platform (DESIGN §9). */
 export const sandboxDriver = defineDriver({
@@ -11,8 +11,7 @@ export const sandboxDriver = defineDriver({
     description: "A local social network with every sign-in challenge and failure, for demos and tests (`action-service sandbox`).",
   },
   failures: FAILURES,
-  ensureSignedIn,
-  manualSignIn: { path: PATHS.home, signedIn: PAGES.home },
+  signIn: SIGN_IN_SPEC,
   signedInAs,
   whenUnreachable: "Is the sandbox running? Start it with `action-service sandbox` (or `npm start`, which runs it beside the service), and check SANDBOX_URL.",
   actions: {

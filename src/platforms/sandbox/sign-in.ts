@@ -1,6 +1,5 @@
 import type { Page } from "playwright";
-import type { DriverContext } from "../driver.js";
-import { ensureSignedIn as signInFlow, type SignInSpec } from "../sign-in.js";
+import type { SignInSpec } from "../sign-in.js";
 import { CHALLENGE_PAGES, PAGES, PATHS, SIGN_IN, challengeHeading } from "./pages.js";
 
 /** The sandbox's sign-in, declared: the shared loop (`../sign-in.ts`) does the rest. */
@@ -21,10 +20,6 @@ export const SIGN_IN_SPEC: SignInSpec = {
     message: async (page: Page) => (await page.getByRole("main").getByRole("paragraph").first().innerText()).trim(),
   })),
 };
-
-export function ensureSignedIn(context: DriverContext): Promise<void> {
-  return signInFlow(SIGN_IN_SPEC, context);
-}
 
 /** The signed-in user's handle: the last segment of the navigation's profile link. */
 export async function signedInAs(page: Page): Promise<string | undefined> {
