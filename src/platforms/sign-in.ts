@@ -61,12 +61,21 @@ export interface ChallengePage {
 
 const TOTP_PERIOD_MS = 30_000;
 
+/** The settle options of the spec's longer first wait, if it has one. */
+function waitOf(spec: SignInSpec): { timeoutMs: number } | undefined {
+  return spec.startTimeoutMs === undefined ? undefined : { timeoutMs: spec.startTimeoutMs };
+}
+
+/** How every challenge page but `challenge` shows. */
+function otherChallenges(spec: SignInSpec, page: Page, challenge: ChallengePage): Locator[] {
+  return spec.challenges.filter((other) => other !== challenge).map((other) => other.shows(page));
+}
+
 /** Every action starts here: the start page if the session holds, else a sign-in with stored credentials. */
 export async function ensureSignedIn(spec: SignInSpec, context: DriverContext): Promise<void> {
   const { page } = context;
   await context.open(spec.start);
-  const timeout = spec.startTimeoutMs === undefined ? undefined : { timeoutMs: spec.startTimeoutMs };
-  const state = await context.settle({ signedIn: spec.signedIn(page), signedOut: spec.signedOut(page) }, timeout);
+  const state = await context.settle({ signedIn: spec.signedIn(page), signedOut: spec.signedOut(page) }, waitOf(spec));
   if (state === "signedIn") return;
   await signInWith(spec, context);
   await context.markConnected(undefined);
@@ -91,7 +100,7 @@ export async function signInWith(spec: SignInSpec, context: DriverContext): Prom
   if (!(await onFormChallenge(spec, page))) await spec.form.submit(page).click();
   const challenges = Object.fromEntries(spec.challenges.map((challenge, index) => [`challenge${index}`, challenge.shows(page)]));
   for (;;) {
-    const state = await context.settle<string>({ signedIn: spec.signedIn(page), refused: spec.refused(page), ...challenges }, spec.startTimeoutMs === undefined ? undefined : { timeoutMs: spec.startTimeoutMs });
+    const state = await context.settle<string>({ signedIn: spec.signedIn(page), refused: spec.refused(page), ...challenges }, waitOf(spec));
     if (state === "signedIn") return;
     if (state === "refused") return refusedSignIn(context, await alertText(spec, page));
     await answerChallenge(spec, context, spec.challenges[Number(state.slice("challenge".length))]!);
@@ -124,7 +133,7 @@ async function alertText(spec: SignInSpec, page: Page): Promise<string> {
  */
 function leftChallenge(spec: SignInSpec, context: DriverContext, challenge: ChallengePage) {
   const { page } = context;
-  const elsewhere = spec.challenges.filter((other) => other !== challenge).map((other) => other.shows(page));
+  const elsewhere = otherChallenges(spec, page, challenge);
   const moved = [spec.signedIn(page), ...(challenge.field ? [] : [spec.refused(page)]), ...elsewhere].reduce((any, locator) => any.or(locator));
   return (signal: AbortSignal) => context.whenVisible(moved, signal);
 }
@@ -159,7 +168,7 @@ async function submitAnswer(spec: SignInSpec, context: DriverContext, challenge:
   await (challenge.submit ? challenge.submit(page).click() : field.press("Enter"));
   const state = await context.settle(
     { signedIn: spec.signedIn(page), again: challenge.refusal?.(page) ?? field, refused: spec.refused(page), moved: anyOther(spec, page, challenge) },
-    spec.startTimeoutMs === undefined ? undefined : { timeoutMs: spec.startTimeoutMs },
+    waitOf(spec),
   );
   if (state === "again") return "refused";
   // Back at the form: the platform gave up on this sign-in (too many wrong answers).
@@ -168,7 +177,7 @@ async function submitAnswer(spec: SignInSpec, context: DriverContext, challenge:
 }
 
 function anyOther(spec: SignInSpec, page: Page, challenge: ChallengePage): Locator {
-  const others = spec.challenges.filter((other) => other !== challenge).map((other) => other.shows(page));
+  const others = otherChallenges(spec, page, challenge);
   return others.length > 0 ? others.reduce((any, locator) => any.or(locator)) : spec.signedIn(page);
 }
 
