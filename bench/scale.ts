@@ -45,13 +45,11 @@ export async function warmMany(count = Number(process.env.BENCH_WARM_MANY ?? 1_0
   warmingSeconds: number;
   cap: number;
 }> {
-  const live = await startLiveService({ env: { ...SERVICE_ENV, ACTION_SERVICE_IDLE_CONTEXT_SECONDS: "86400" } });
+  // Every context stays warm, and none keeps a page: what a warm account without a page costs.
+  const env = { ACTION_SERVICE_IDLE_CONTEXT_SECONDS: "86400", ACTION_SERVICE_WARM_CONTEXTS: String(count), ACTION_SERVICE_WARM_PAGES: "0" };
+  const live = await startLiveService({ env: { ...SERVICE_ENV, ...env } });
+  const cap = live.config.warmContexts;
   try {
-    // The pool keeps at most max(ACTION_SERVICE_MAX_CONCURRENT_ACTIONS, 64) idle contexts (≤ 256) and no
-    // setting keeps more: its limit is raised here so that the browser's cost of `count` can be measured.
-    const limits = (live.server.pool as unknown as { options: { maxContexts: number } }).options;
-    const cap = limits.maxContexts;
-    limits.maxContexts = Math.max(cap, count);
     await live.server.pool.browser();
     await sleep(1_000);
     const base = chromiumPssMb();

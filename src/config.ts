@@ -86,6 +86,9 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: z.coerce.number().int().min(1).max(256).default(8),
   ACTION_SERVICE_MAX_PAUSED_ACTIONS: z.coerce.number().int().min(0).max(10_000).default(200),
   ACTION_SERVICE_IDLE_CONTEXT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
+  ACTION_SERVICE_WARM_CONTEXTS: z.coerce.number().int().min(1).max(100_000).default(256),
+  ACTION_SERVICE_WARM_PAGES: z.coerce.number().int().min(0).max(10_000).default(8),
+  ACTION_SERVICE_WARM_PAGE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   ACTION_SERVICE_X402_FACILITATOR_URL: optional(z.url({ protocol: /^https?$/ })),
   ACTION_SERVICE_X402_NETWORK: optional(z.string().regex(/^eip155:[0-9]+$/, "must be an EVM network in CAIP-2 form, e.g. eip155:8453")),
@@ -120,6 +123,11 @@ export interface Config {
   maxConcurrentActions: number;
   maxPausedActions: number;
   idleContextSeconds: number;
+  /** Idle contexts kept warm at most (`ACTION_SERVICE_WARM_CONTEXTS`); contexts in use are not counted. */
+  warmContexts: number;
+  /** Pages kept open between an account's actions at most (`ACTION_SERVICE_WARM_PAGES`; 0: none). */
+  warmPages: number;
+  warmPageSeconds: number;
   rateLimitPerMinute: number;
   logLevel: string;
   x402: X402Config;
@@ -177,6 +185,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     maxConcurrentActions: env.ACTION_SERVICE_MAX_CONCURRENT_ACTIONS,
     maxPausedActions: env.ACTION_SERVICE_MAX_PAUSED_ACTIONS,
     idleContextSeconds: env.ACTION_SERVICE_IDLE_CONTEXT_SECONDS,
+    warmContexts: env.ACTION_SERVICE_WARM_CONTEXTS,
+    warmPages: env.ACTION_SERVICE_WARM_PAGES,
+    warmPageSeconds: env.ACTION_SERVICE_WARM_PAGE_SECONDS,
     rateLimitPerMinute: env.ACTION_SERVICE_RATE_LIMIT_PER_MINUTE,
     logLevel: env.ACTION_SERVICE_LOG_LEVEL,
     x402: x402Config(env),

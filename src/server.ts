@@ -55,7 +55,9 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     executablePath: config.browserExecutablePath,
     endpoints: config.browserEndpoints,
     idleMs: config.idleContextSeconds * 1000,
-    maxContexts: Math.max(config.maxConcurrentActions, 64),
+    maxContexts: config.warmContexts,
+    maxPages: config.warmPages,
+    pageIdleMs: config.warmPageSeconds * 1000,
     logger: options.logger,
   });
   const { drivers, baseUrls } = enabledPlatforms(sandbox?.url ?? config.sandboxUrl, config.platforms);

@@ -13,8 +13,18 @@ describe("configuration", () => {
       challengeTtlSeconds: 600,
       freeCredits: 100,
       masterKey: undefined,
+      warmContexts: 256,
+      warmPages: 8,
+      warmPageSeconds: 60,
     });
     expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it("reads the warm pool's bounds; pages may be turned off, contexts may not", () => {
+    expect(loadConfig({ ACTION_SERVICE_WARM_PAGES: "0", ACTION_SERVICE_WARM_CONTEXTS: "10000" })).toMatchObject({ warmPages: 0, warmContexts: 10_000 });
+    expect(() => loadConfig({ ACTION_SERVICE_WARM_CONTEXTS: "0" })).toThrow(/ACTION_SERVICE_WARM_CONTEXTS="0"/);
+    expect(() => loadConfig({ ACTION_SERVICE_WARM_PAGES: "-1" })).toThrow(/ACTION_SERVICE_WARM_PAGES="-1"/);
+    expect(() => loadConfig({ ACTION_SERVICE_WARM_PAGE_SECONDS: "soon" })).toThrow(ConfigError);
   });
 
   it("derives the sandbox URL from SANDBOX_PORT and accepts a hex master key", () => {

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import { errors, type Page } from "playwright";
+import { errors, type BrowserContext, type Page } from "playwright";
 import { ActionFailure } from "../domain/errors.js";
 import type { ActionExecutor, ExecutionContext } from "../engine/executor.js";
 import type { Driver, DriverContext } from "../platforms/driver.js";
@@ -35,17 +35,28 @@ export class BrowserExecutor implements ActionExecutor {
     const saved = execution.loadSession();
     const context = await pool.acquire(account.id, () => saved);
     let page: Page | undefined;
+    // A page that paused may have been watched and driven through a live link: it never outlives its action.
+    let keep = false;
+    let paused = false;
     const closePage = (): void => void page?.close().catch(() => undefined);
     execution.signal.addEventListener("abort", closePage, { once: true });
     try {
-      page = await context.newPage();
-      await blockHosts(page, driver);
+      page = pool.takePage(account.id);
+      if (!page) {
+        page = await context.newPage();
+        await blockHosts(page, driver);
+      }
       this.pages.set(action.id, page);
       this.events.emit("page", action.id, page);
-      const driverContext = this.#driverContext(execution, driver, page, saved !== undefined);
+      const challenge: ExecutionContext["challenge"] = (...args) => {
+        paused = true;
+        return execution.challenge(...args);
+      };
+      const driverContext = this.#driverContext({ ...execution, challenge }, driver, page, saved !== undefined);
       await driver.ensureSignedIn(driverContext);
       const result = await handler(driverContext);
-      await execution.saveSession(JSON.stringify(await context.storageState()));
+      await this.#saveIfChanged(execution, context, saved);
+      keep = true;
       return result;
     } catch (error) {
       if (execution.signal.aborted) throw execution.signal.reason;
@@ -64,21 +75,32 @@ export class BrowserExecutor implements ActionExecutor {
       if (!(error instanceof ActionFailure) && !(error instanceof errors.TimeoutError)) execution.logger.warn({ err: error }, "browser failed during the action");
       // What the page showed is what whoever reads the feedback needs to see.
       if (page && (failure.code === "ui_changed" || failure.code === "browser_error")) await keepScreenshot(execution, page);
-      if (error instanceof ActionFailure) await this.#saveQuietly(execution, context);
+      if (error instanceof ActionFailure) {
+        await this.#saveQuietly(execution, context, saved);
+        // The platform said no (not found, rejected, …): the page is sound for the next action.
+        keep = failure.code !== "ui_changed" && failure.code !== "browser_error";
+      }
       throw failure;
     } finally {
       execution.signal.removeEventListener("abort", closePage);
       this.pages.delete(action.id);
       this.events.emit("page", action.id, undefined);
-      closePage();
+      const kept = keep && !paused && !execution.signal.aborted && page !== undefined && pool.keepPage(account.id, page);
+      if (!kept) closePage();
       pool.release(account.id);
     }
   }
 
+  /** Saves the context's storage state when it differs from the one the action started with (sealing and writing it is not free). */
+  async #saveIfChanged(execution: ExecutionContext, context: BrowserContext, saved: string | undefined): Promise<void> {
+    const state = JSON.stringify(await context.storageState());
+    if (state !== saved) await execution.saveSession(state);
+  }
+
   /** A failed action may still have signed in: keep what the browser holds. */
-  async #saveQuietly(execution: ExecutionContext, context: { storageState(): Promise<unknown> }): Promise<void> {
+  async #saveQuietly(execution: ExecutionContext, context: BrowserContext, saved: string | undefined): Promise<void> {
     try {
-      await execution.saveSession(JSON.stringify(await context.storageState()));
+      await this.#saveIfChanged(execution, context, saved);
     } catch {
       // The browser is gone; the previous session stays.
     }

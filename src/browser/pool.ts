@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext } from "playwright";
+import type { Browser, BrowserContext, Page } from "playwright";
 import { ActionFailure } from "../domain/errors.js";
 import type { Logger } from "../engine/logger.js";
 import { connectEndpoint, type EndpointSpec } from "./endpoints.js";
@@ -11,6 +11,13 @@ export interface PoolOptions {
   idleMs: number;
   /** Idle warm contexts kept at most (contexts in use are not counted); the least recently used close first. */
   maxContexts: number;
+  /**
+   * Pages kept open between an account's actions, at most (0: every action opens a page of its
+   * own); the least recently kept close first. A kept page spares the next action a new renderer.
+   */
+  maxPages?: number;
+  /** A kept page closes after this long unused (its context stays warm). */
+  pageIdleMs?: number;
   logger: Logger;
   /** Seam for tests: how the browser of an endpoint is started. */
   launch?: (spec: EndpointSpec) => Promise<Browser>;
@@ -34,6 +41,14 @@ interface Slot {
   busy: boolean;
   lastUsed: number;
   idleTimer: NodeJS.Timeout | undefined;
+  /** The page the last action left open for the next one. */
+  kept: KeptPage | undefined;
+}
+
+interface KeptPage {
+  page: Page;
+  since: number;
+  timer: NodeJS.Timeout;
 }
 
 /**
@@ -45,6 +60,7 @@ interface Slot {
 export class BrowserPool {
   readonly #endpoints: Endpoint[];
   readonly #slots = new Map<string, Slot>();
+  #keptPages = 0;
 
   constructor(private readonly options: PoolOptions) {
     const specs: readonly EndpointSpec[] = options.endpoints?.length ? options.endpoints : [{ kind: "local", url: "local", executablePath: options.executablePath }];
@@ -83,6 +99,7 @@ export class BrowserPool {
     for (const [accountId, slot] of this.#slots) {
       if (slot.endpoint !== endpoint) continue;
       clearTimeout(slot.idleTimer);
+      this.#unkeep(slot);
       this.#slots.delete(accountId);
     }
     endpoint.contexts = 0;
@@ -121,8 +138,9 @@ export class BrowserPool {
           ...(saved ? { storageState: JSON.parse(saved) as Exclude<Parameters<Browser["newContext"]>[0], undefined>["storageState"] } : {}),
         });
         endpoint.contexts += 1;
-        const slot: Slot = { endpoint, context, busy: false, lastUsed: Date.now(), idleTimer: undefined };
+        const slot: Slot = { endpoint, context, busy: false, lastUsed: Date.now(), idleTimer: undefined, kept: undefined };
         context.on("close", () => {
+          this.#unkeep(slot);
           if (this.#slots.get(accountId)?.context === context) this.#slots.delete(accountId);
           endpoint.contexts = Math.max(0, endpoint.contexts - 1);
         });
@@ -133,6 +151,56 @@ export class BrowserPool {
     }
     const cause = lastError instanceof Error ? lastError.message.split("\n")[0] : String(lastError);
     throw new ActionFailure("browser_unavailable", `No browser could be started or reached (${cause}); nothing is charged.`);
+  }
+
+  /**
+   * The page the account's last action left open, taken for this one (undefined: open a new
+   * page). Call between `acquire` and `release`.
+   */
+  takePage(accountId: string): Page | undefined {
+    const slot = this.#slots.get(accountId);
+    const kept = slot && this.#unkeep(slot);
+    return kept && !kept.isClosed() ? kept : undefined;
+  }
+
+  /**
+   * Keeps an action's page open for the account's next action, within `maxPages` (the least
+   * recently kept page of another account closes to make room); false when pages are not kept,
+   * and the caller closes it. Call before `release`.
+   */
+  keepPage(accountId: string, page: Page): boolean {
+    const slot = this.#slots.get(accountId);
+    const max = this.options.maxPages ?? 0;
+    if (!slot || max <= 0 || page.isClosed() || page.context() !== slot.context) return false;
+    this.#unkeep(slot)?.close().catch(() => undefined);
+    while (this.#keptPages >= max) {
+      const oldest = [...this.#slots.values()].filter((other) => other.kept).sort((a, b) => a.kept!.since - b.kept!.since)[0];
+      if (!oldest) break;
+      this.#unkeep(oldest)?.close().catch(() => undefined);
+    }
+    const timer = setTimeout(() => this.#unkeep(slot)?.close().catch(() => undefined), this.options.pageIdleMs ?? 60_000);
+    timer.unref();
+    slot.kept = { page, since: Date.now(), timer };
+    this.#keptPages += 1;
+    page.once("close", () => {
+      if (slot.kept?.page === page) this.#unkeep(slot);
+    });
+    return true;
+  }
+
+  /** Pages kept open between actions now. */
+  get keptPages(): number {
+    return this.#keptPages;
+  }
+
+  /** Takes the slot's kept page out of the count (it is the caller's to use or close). */
+  #unkeep(slot: Slot): Page | undefined {
+    const kept = slot.kept;
+    if (!kept) return undefined;
+    clearTimeout(kept.timer);
+    slot.kept = undefined;
+    this.#keptPages -= 1;
+    return kept.page;
   }
 
   /** The account is done for now: its context stays warm until idle too long. */
@@ -150,6 +218,7 @@ export class BrowserPool {
     const slot = this.#slots.get(accountId);
     if (!slot) return;
     clearTimeout(slot.idleTimer);
+    this.#unkeep(slot);
     this.#slots.delete(accountId);
     await slot.context.close().catch(() => undefined);
   }

@@ -1,0 +1,97 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright";
+import { startLiveService, type LiveService } from "../helpers/live-service.js";
+
+// Real Chromium against a real sandbox, through the REST API: which pages outlive their action
+// (a kept page spares the next action a new renderer process) and which never do.
+let live: LiveService;
+
+beforeAll(async () => {
+  live = await startLiveService({ env: { ACTION_SERVICE_WARM_PAGES: "2", ACTION_SERVICE_WARM_PAGE_SECONDS: "2" } });
+});
+
+afterAll(async () => {
+  await live?.close();
+});
+
+afterEach(async () => {
+  await live.sandboxApi("POST", "/_sandbox/settings", { redesign: false });
+});
+
+/** Runs an action and returns it with the page it ran in. */
+async function runOn(accountId: string, type: string, params: Record<string, unknown> = {}): Promise<{ action: any; page: Page }> {
+  let page: Page | undefined;
+  const seen = (_id: string, shown: Page | undefined): void => {
+    page ??= shown;
+  };
+  live.server.executor.events.on("page", seen);
+  try {
+    const action = await live.run(accountId, type, params);
+    return { action, page: page! };
+  } finally {
+    live.server.executor.events.off("page", seen);
+  }
+}
+
+async function connected(): Promise<string> {
+  const accountId = await live.account(await live.user("none"));
+  expect((await live.run(accountId, "connect")).status).toBe("succeeded");
+  return accountId;
+}
+
+const pagesOf = (accountId: string): Page[] => live.server.pool.contextOf(accountId)?.pages() ?? [];
+const sealedSession = (accountId: string): Buffer => live.server.service.store.db.prepare("SELECT session_sealed FROM accounts WHERE id = ?").pluck().get(accountId) as Buffer;
+
+describe("warm pages", () => {
+  it("an account's next action runs in the page its last one left open, and the session is not sealed again when nothing changed", async () => {
+    const accountId = await connected();
+    const first = await runOn(accountId, "post", { text: `first ${Date.now()}` });
+    expect(first.action.status).toBe("succeeded");
+    expect(pagesOf(accountId)).toEqual([first.page]);
+    const session = sealedSession(accountId);
+    const second = await runOn(accountId, "post", { text: `second ${Date.now()}` });
+    expect(second.action.status).toBe("succeeded");
+    expect(second.page).toBe(first.page);
+    expect(second.page.url()).toMatch(/\/posts\//);
+    // The cookies did not change: the sealed session (a new nonce at every seal) is the same bytes.
+    expect(sealedSession(accountId).equals(session)).toBe(true);
+  });
+
+  it("keeps at most ACTION_SERVICE_WARM_PAGES pages, closing the least recently kept, and closes a kept page after ACTION_SERVICE_WARM_PAGE_SECONDS while the context stays warm", async () => {
+    const accounts = [await connected(), await connected(), await connected()];
+    for (const accountId of accounts) expect((await live.run(accountId, "lookup_person", { handle: "alice" })).status).toBe("succeeded");
+    expect(live.server.pool.keptPages).toBe(2);
+    const open = (): number[] => accounts.map((accountId) => pagesOf(accountId).length);
+    await live.until(() => open().join() === "0,1,1");
+    await live.until(() => live.server.pool.keptPages === 0 && open().join() === "0,0,0", 5_000);
+    for (const accountId of accounts) expect(live.server.pool.contextOf(accountId)).toBeDefined();
+  });
+
+  it("a platform's refusal keeps the page; a page the driver did not recognise is closed", async () => {
+    const accountId = await connected();
+    const missing = await runOn(accountId, "lookup_person", { handle: "nobody-here" });
+    expect(missing.action.error.code).toBe("not_found");
+    expect(pagesOf(accountId)).toEqual([missing.page]);
+    await live.sandboxApi("POST", "/_sandbox/settings", { redesign: true });
+    const changed = await runOn(accountId, "post", { text: `redesigned ${Date.now()}` });
+    expect(changed.action.error.code).toBe("ui_changed");
+    expect(changed.page).toBe(missing.page);
+    expect(live.server.pool.keptPages).toBe(0);
+    await live.until(() => changed.page.isClosed());
+    expect(pagesOf(accountId)).toEqual([]);
+  });
+
+  it("a page that paused for a challenge never outlives its action (it may have been driven through a live link)", async () => {
+    const handle = await live.user("email");
+    const accountId = await live.account(handle);
+    const { action, page } = await runOn(accountId, "connect");
+    expect(action.status).toBe("needs_input");
+    const answered = await live.api("POST", `/v1/actions/${action.id}/answer`, { answer: await live.latestCode(handle) });
+    expect(answered.status).toBe(202);
+    expect((await live.wait(action.id)).status).toBe("succeeded");
+    expect(live.server.pool.keptPages).toBe(0);
+    // Well before the kept-page timeout (2 s).
+    await live.until(() => page.isClosed(), 1_000);
+    expect(pagesOf(accountId)).toEqual([]);
+  });
+});
