@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import { errors, type BrowserContext, type Page } from "playwright";
-import { ActionFailure } from "../domain/errors.js";
+import { ActionFailure, type ActionErrorCode } from "../domain/errors.js";
 import type { ActionExecutor, ExecutionContext } from "../engine/executor.js";
 import type { Driver, DriverContext } from "../platforms/driver.js";
 import { isSameUser, WrongUserFailure } from "./identity.js";
@@ -77,8 +77,7 @@ export class BrowserExecutor implements ActionExecutor {
       if (page && (failure.code === "ui_changed" || failure.code === "browser_error")) await keepScreenshot(execution, page);
       if (error instanceof ActionFailure) {
         await this.#saveQuietly(execution, context, saved);
-        // The platform said no (not found, rejected, …): the page is sound for the next action.
-        keep = failure.code !== "ui_changed" && failure.code !== "browser_error";
+        keep = SOUND_PAGE_FAILURES.has(failure.code);
       }
       throw failure;
     } finally {
@@ -157,6 +156,13 @@ export class BrowserExecutor implements ActionExecutor {
     await this.options.pool.close();
   }
 }
+
+/**
+ * Failures after which the page is sound for the account's next action: the platform said no to
+ * this request. After the others the page showed something unexpected, or the account needs a
+ * person (signed out, blocked) before any next action.
+ */
+const SOUND_PAGE_FAILURES: ReadonlySet<ActionErrorCode> = new Set(["not_found", "rejected", "invalid_input", "rate_limited"]);
 
 /**
  * A navigation the network refused (connection refused, no such host, …) as a failure that

@@ -7,7 +7,7 @@ import { startLiveService, type LiveService } from "../helpers/live-service.js";
 let live: LiveService;
 
 beforeAll(async () => {
-  live = await startLiveService({ env: { ACTION_SERVICE_WARM_PAGES: "2", ACTION_SERVICE_WARM_PAGE_SECONDS: "2" } });
+  live = await startLiveService({ env: { ACTION_SERVICE_WARM_PAGES: "2", ACTION_SERVICE_WARM_PAGE_SECONDS: "5" } });
 });
 
 afterAll(async () => {
@@ -63,7 +63,7 @@ describe("warm pages", () => {
     expect(live.server.pool.keptPages).toBe(2);
     const open = (): number[] => accounts.map((accountId) => pagesOf(accountId).length);
     await live.until(() => open().join() === "0,1,1");
-    await live.until(() => live.server.pool.keptPages === 0 && open().join() === "0,0,0", 5_000);
+    await live.until(() => live.server.pool.keptPages === 0 && open().join() === "0,0,0", 10_000);
     for (const accountId of accounts) expect(live.server.pool.contextOf(accountId)).toBeDefined();
   });
 
@@ -90,7 +90,7 @@ describe("warm pages", () => {
     expect(answered.status).toBe(202);
     expect((await live.wait(action.id)).status).toBe("succeeded");
     expect(live.server.pool.keptPages).toBe(0);
-    // Well before the kept-page timeout (2 s).
+    // Well before the kept-page timeout (5 s).
     await live.until(() => page.isClosed(), 1_000);
     expect(pagesOf(accountId)).toEqual([]);
   });
