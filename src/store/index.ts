@@ -1,5 +1,6 @@
 import type { Db } from "./database.js";
 import type { Sealer } from "./crypto.js";
+import { ReadCache } from "./read-cache.js";
 import { AccountRepository } from "./repositories/accounts.js";
 import { ActionRepository } from "./repositories/actions.js";
 import { ChallengeRepository } from "./repositories/challenges.js";
@@ -44,14 +45,16 @@ export class Store {
   readonly events: EventRepository;
   readonly webhooks: WebhookRepository;
   readonly feedback: FeedbackRepository;
+  readonly #cache: ReadCache;
 
   constructor(
     readonly db: Db,
     sealer: Sealer,
   ) {
-    this.workspaces = new WorkspaceRepository(db);
+    const cache = (this.#cache = new ReadCache(db));
+    this.workspaces = new WorkspaceRepository(db, cache);
     this.accounts = new AccountRepository(db, sealer);
-    this.actions = new ActionRepository(db);
+    this.actions = new ActionRepository(db, cache);
     this.challenges = new ChallengeRepository(db, sealer);
     this.ledger = new LedgerRepository(db);
     this.idempotency = new IdempotencyRepository(db);
@@ -79,6 +82,7 @@ export class Store {
   }
 
   close(): void {
+    this.#cache.close();
     this.db.close();
   }
 }

@@ -1,4 +1,5 @@
 import type { Db } from "../database.js";
+import type { ReadCache } from "../read-cache.js";
 import type { ActionRecord } from "../records.js";
 import { orUndefined } from "../records.js";
 import type { ActionStatus } from "../../domain/status.js";
@@ -34,7 +35,10 @@ export interface ActionFilter {
 }
 
 export class ActionRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly cache: ReadCache,
+  ) {}
 
   insert(action: Omit<ActionRecord, "seq">): void {
     this.db
@@ -57,9 +61,12 @@ export class ActionRepository {
       });
   }
 
+  /** Kept until the database changes: a client polling an action reads it once per change. */
   get(id: string): ActionRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM actions WHERE id = ?").get(id) as ActionRow | undefined;
-    return row && toAction(row);
+    return this.cache.get(`action:${id}`, () => {
+      const row = this.db.prepare("SELECT * FROM actions WHERE id = ?").get(id) as ActionRow | undefined;
+      return row && toAction(row);
+    });
   }
 
   list(filter: ActionFilter): ActionRecord[] {

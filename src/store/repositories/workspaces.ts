@@ -1,4 +1,5 @@
 import type { Db } from "../database.js";
+import type { ReadCache } from "../read-cache.js";
 import type { KeyRecord, WorkspaceRecord } from "../records.js";
 import { orUndefined } from "../records.js";
 import type { KeyRole } from "../../domain/keys.js";
@@ -24,7 +25,10 @@ function toKey(row: KeyRow): KeyRecord {
 }
 
 export class WorkspaceRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly cache: ReadCache,
+  ) {}
 
   insert(workspace: Omit<WorkspaceRecord, "balance">): void {
     this.db.prepare("INSERT INTO workspaces (id, name, balance, created_at) VALUES (@id, @name, 0, @created_at)").run(workspace);
@@ -80,10 +84,13 @@ export class WorkspaceRepository {
     return this.db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id).changes === 1;
   }
 
+  /** Every request's key: kept until the database changes (a revoked key is refused at once). */
   keyByHash(keyHash: string): KeyRecord | undefined {
-    const row = this.db
-      .prepare("SELECT id, workspace_id, prefix, role, account_ids, created_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
-      .get(keyHash) as KeyRow | undefined;
-    return row && toKey(row);
+    return this.cache.get(`key:${keyHash}`, () => {
+      const row = this.db
+        .prepare("SELECT id, workspace_id, prefix, role, account_ids, created_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
+        .get(keyHash) as KeyRow | undefined;
+      return row && toKey(row);
+    });
   }
 }
