@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, hash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makePrivate } from "./database.js";
@@ -36,8 +36,9 @@ export class Sealer {
   }
 }
 
+/** Hex SHA-256 (one call, no Hash object: every request hashes its key). */
 export function sha256(value: string): string {
-  return createHash("sha256").update(value).digest("hex");
+  return hash("sha256", value, "hex");
 }
 
 /** A random token of `bytes` bytes, base64url. */

@@ -32,6 +32,7 @@ export class ReadCache {
   readonly #header = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
   readonly #seenHeader = Buffer.alloc(WAL_INDEX_HEADER_BYTES);
   #seenChanges = -1;
+  #headerRead = false;
 
   constructor(db: Db) {
     this.#changes = db.prepare("SELECT total_changes()").pluck();
@@ -56,7 +57,11 @@ export class ReadCache {
     const changes = this.#changes.get() as number;
     let changed = changes !== this.#seenChanges;
     this.#seenChanges = changes;
-    if (this.#walIndex !== undefined) {
+    if (this.#walIndex !== undefined && !this.#headerRead) {
+      // Once per turn of the event loop: the reads of one request (its key, then its action) see
+      // the commits made before it began, as reads in one transaction would.
+      this.#headerRead = true;
+      queueMicrotask(() => (this.#headerRead = false));
       readSync(this.#walIndex, this.#header, 0, WAL_INDEX_HEADER_BYTES, 0);
       if (!this.#header.equals(this.#seenHeader)) {
         this.#header.copy(this.#seenHeader);
