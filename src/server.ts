@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { BrowserExecutor } from "./browser/executor.js";
-import { BrowserPool } from "./browser/pool.js";
+import { BrowserPool, preloadBrowser } from "./browser/pool.js";
 import type { Config } from "./config.js";
 import type { Clock } from "./engine/clock.js";
 import type { Engine } from "./engine/engine.js";
@@ -100,6 +100,8 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     await sandbox?.close();
     throw error;
   }
+  // Playwright is loaded with the first browser; loading it now spares the first action the wait.
+  if (http) setImmediate(preloadBrowser);
   const url = http ? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${http.port}` : undefined;
   // Port 0 means "any free port": links can only name the port once it is known.
   if (url && new URL(config.publicUrl).port === "0") service.engine.setPublicUrl(url);

@@ -1,11 +1,11 @@
 import { EventEmitter } from "node:events";
-import { errors, type BrowserContext, type Page } from "playwright";
+import type { BrowserContext, Page } from "playwright";
 import { ActionFailure, type ActionErrorCode } from "../domain/errors.js";
 import type { ActionExecutor, ExecutionContext } from "../engine/executor.js";
 import type { Driver, DriverContext } from "../platforms/driver.js";
 import { isSameUser, WrongUserFailure } from "./identity.js";
 import type { BrowserPool } from "./pool.js";
-import { settle, whenVisible } from "./settle.js";
+import { isTimeout, settle, whenVisible } from "./settle.js";
 
 export interface BrowserExecutorOptions {
   pool: BrowserPool;
@@ -69,10 +69,10 @@ export class BrowserExecutor implements ActionExecutor {
       const failure =
         error instanceof ActionFailure
           ? error
-          : error instanceof errors.TimeoutError
+          : isTimeout(error)
             ? new ActionFailure("ui_changed", "The page did not respond as the driver expects.")
             : new ActionFailure("browser_error", "The browser failed while running the action.");
-      if (!(error instanceof ActionFailure) && !(error instanceof errors.TimeoutError)) execution.logger.warn({ err: error }, "browser failed during the action");
+      if (!(error instanceof ActionFailure) && !isTimeout(error)) execution.logger.warn({ err: error }, "browser failed during the action");
       // What the page showed is what whoever reads the feedback needs to see.
       if (page && (failure.code === "ui_changed" || failure.code === "browser_error")) await keepScreenshot(execution, page);
       if (error instanceof ActionFailure) {

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from "playwright";
 import { ActionFailure } from "../domain/errors.js";
 import type { Logger } from "../engine/logger.js";
-import { connectEndpoint, type EndpointSpec } from "./endpoints.js";
+import type { EndpointSpec } from "./endpoint-spec.js";
 
 export interface PoolOptions {
   executablePath?: string | undefined;
@@ -73,7 +73,7 @@ export class BrowserPool {
   }
 
   #connect(endpoint: Endpoint): Promise<Browser> {
-    endpoint.browser ??= (this.options.launch ?? connectEndpoint)(endpoint.spec).then(
+    endpoint.browser ??= (this.options.launch ?? launchOrConnect)(endpoint.spec).then(
       (browser) => {
         endpoint.downUntil = 0;
         browser.on("disconnected", () => this.#lost(endpoint, browser));
@@ -269,6 +269,17 @@ export class BrowserPool {
       await browser?.close().catch(() => undefined);
     }
   }
+}
+
+/** Playwright is loaded with the first browser, not at start-up (it is half of a start's module loading). */
+async function launchOrConnect(spec: EndpointSpec): Promise<Browser> {
+  const { connectEndpoint } = await import("./endpoints.js");
+  return connectEndpoint(spec);
+}
+
+/** Loads what the first browser needs ahead of it, once the service is up. */
+export function preloadBrowser(): void {
+  void import("./endpoints.js").catch(() => undefined);
 }
 
 /** An endpoint for logs: its URL without credentials or query (a token may sit there). */

@@ -1,4 +1,4 @@
-import { errors, type Locator, type Page } from "playwright";
+import type { Locator, Page } from "playwright";
 import { ActionFailure } from "../domain/errors.js";
 import type { FailureDetector } from "../platforms/driver.js";
 
@@ -23,7 +23,7 @@ export async function settle<K extends string>(
   try {
     await any.first().waitFor({ state: "visible", timeout: timeoutMs });
   } catch (error) {
-    if (error instanceof errors.TimeoutError) {
+    if (isTimeout(error)) {
       throw new ActionFailure("ui_changed", `The page at ${safeUrl(page)} did not show what the driver expects (${named.map(([name]) => name).join(", ")}).`);
     }
     throw error;
@@ -39,6 +39,14 @@ export async function settle<K extends string>(
   if (state) return state[0];
   // The state flickered away between the wait and the check: look again.
   return settle(page, states, failures, timeoutMs);
+}
+
+/**
+ * Playwright's TimeoutError, known by its name: this module and the executor never load
+ * Playwright themselves, so that a service starts without it (it is loaded with the browser).
+ */
+export function isTimeout(error: unknown): boolean {
+  return error instanceof Error && error.name === "TimeoutError";
 }
 
 /** The page's URL without query or fragment (they may hold tokens). */

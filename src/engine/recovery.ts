@@ -31,28 +31,38 @@ function processExists(pid: number): boolean {
   }
 }
 
+/** Orphans recovered per transaction: the write lock is held for one batch at a time. */
+const RECOVERY_BATCH = 200;
+
 /**
  * Recovers the actions of runners whose lease expired (DESIGN §3, §11): one that had not
  * reached its commit point goes back to `queued` and runs again (a `needs_input` one asks
  * afresh); one past it fails with `browser_error`, saying the platform may already have done
- * it. Whichever live runner sees them first does it; each change is one transaction, so two
- * runners never recover one action twice. Returns how many were recovered.
+ * it. Whichever live runner sees them first does it; each change is checked in the transaction
+ * that makes it, so two runners never recover one action twice. Returns how many were recovered.
  */
 export function recoverOrphans(lifecycle: Lifecycle, logger: Logger, leaseClock: Clock): number {
   const { store } = lifecycle;
   const leaseNow = (): string => leaseClock.now().toISOString();
   let recovered = 0;
-  for (const action of store.actions.orphaned(leaseNow())) {
-    // Still held by the same runner, and that runner still without a live lease.
-    const stillOrphaned = (now: ActionRecord): boolean =>
-      now.runner_id === action.runner_id && !(now.runner_id !== undefined && store.runners.isLive(now.runner_id, leaseNow()));
-    const done = action.committed_at
-      ? lifecycle.finish(action.id, { status: "failed", code: "browser_error", message: INTERRUPTED_AFTER_COMMIT }, stillOrphaned)
-      : lifecycle.requeue(action.id, [action.status], stillOrphaned);
-    if (done) {
-      recovered += 1;
-      logger.info({ action_id: action.id, from: action.status, runner_id: action.runner_id, committed: Boolean(action.committed_at) }, "recovered an action of a runner that is gone");
-    }
+  const orphans = store.actions.orphaned(leaseNow());
+  // A batch per transaction (each action's change a savepoint in it): a commit per action made a
+  // start after a crash with hundreds of actions in flight wait a commit for each.
+  for (let first = 0; first < orphans.length; first += RECOVERY_BATCH) {
+    store.transaction(() => {
+      for (const action of orphans.slice(first, first + RECOVERY_BATCH)) {
+        // Still held by the same runner, and that runner still without a live lease.
+        const stillOrphaned = (now: ActionRecord): boolean =>
+          now.runner_id === action.runner_id && !(now.runner_id !== undefined && store.runners.isLive(now.runner_id, leaseNow()));
+        const done = action.committed_at
+          ? lifecycle.finish(action.id, { status: "failed", code: "browser_error", message: INTERRUPTED_AFTER_COMMIT }, stillOrphaned)
+          : lifecycle.requeue(action.id, [action.status], stillOrphaned);
+        if (done) {
+          recovered += 1;
+          logger.info({ action_id: action.id, from: action.status, runner_id: action.runner_id, committed: Boolean(action.committed_at) }, "recovered an action of a runner that is gone");
+        }
+      }
+    });
   }
   store.transaction(() => store.runners.removeExpired(leaseNow()));
   return recovered;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Context, Hono } from "hono";
 import { bearerKey } from "../api/app.js";
 import { checkHostAndOrigin, type OriginPolicy } from "../api/origin.js";
@@ -9,7 +9,6 @@ import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
 import { callerOf, tooManyRequests, type RateLimiter } from "../engine/rate-limit.js";
 import { SessionEventStore } from "./event-store.js";
-import { createMcpServer } from "./server.js";
 
 export interface McpHttpOptions extends OriginPolicy {
   logger: Logger;
@@ -75,6 +74,11 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
 
   async function openSession(principal: Principal, request: Request): Promise<Response> {
     makeRoomFor(callerOf(principal));
+    // The MCP SDK is loaded by the first session, not by every start of the service.
+    const [{ createMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([
+      import("./server.js"),
+      import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
+    ]);
     const mcp = createMcpServer({ engine, principal, logger });
     const session: Session = {
       transport: new WebStandardStreamableHTTPServerTransport({

@@ -9,7 +9,6 @@ import { claimKey, keyInFlight, requestHash } from "../engine/idempotency.js";
 import { systemClock } from "../engine/clock.js";
 import { newId } from "../engine/ids.js";
 import { retryWhileBusy, sha256 } from "../store/index.js";
-import { findSettlement } from "./chain.js";
 import { checkPayment, type CheckedPayment } from "./payload.js";
 import type { PaymentRecord } from "../store/index.js";
 
@@ -301,6 +300,8 @@ export class TopUps {
 
   /** What the chain says of a payment whose settlement answer was lost: the transfer found is credited. */
   async #fromChain(payment: PaymentRecord, rpcUrl: string): Promise<TopUpOutcome | "unused" | "unknown"> {
+    // viem is loaded by the first payment that needs the chain, not by every start.
+    const { findSettlement } = await import("./chain.js");
     const onChain = await findSettlement(rpcUrl, payment.asset, payment.payer, payment.nonce);
     if (typeof onChain === "string") return onChain;
     return this.#credit(payment, { success: true, transaction: onChain.transaction, network: payment.network as `${string}:${string}`, payer: payment.payer });
