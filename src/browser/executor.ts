@@ -41,11 +41,8 @@ export class BrowserExecutor implements ActionExecutor {
     const closePage = (): void => void page?.close().catch(() => undefined);
     execution.signal.addEventListener("abort", closePage, { once: true });
     try {
-      page = pool.takePage(account.id);
-      if (!page) {
-        page = await context.newPage();
-        await blockHosts(page, driver);
-      }
+      page = pool.takePage(account.id) ?? (await context.newPage());
+      await blockHosts(page, driver);
       this.pages.set(action.id, page);
       this.events.emit("page", action.id, page);
       const challenge: ExecutionContext["challenge"] = (...args) => {
@@ -185,10 +182,14 @@ async function keepScreenshot(execution: ExecutionContext, page: Page): Promise<
   }
 }
 
+/** Pages whose requests to blocked hosts are already aborted (a kept page is routed once). */
+const routed = new WeakSet<Page>();
+
 /** Aborts the requests a driver says its pages never need (`Driver.blockedHosts`); routes nothing for a driver without any. */
 export async function blockHosts(page: Page, driver: Driver): Promise<void> {
   const hosts = driver.blockedHosts ?? [];
-  if (hosts.length === 0) return;
+  if (hosts.length === 0 || routed.has(page)) return;
+  routed.add(page);
   const blocked = (url: URL): boolean => hosts.some((host) => url.hostname === host || url.hostname.endsWith(`.${host}`));
   await page.route(blocked, (route) => route.abort("blockedbyclient"));
 }

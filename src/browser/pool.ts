@@ -45,6 +45,14 @@ interface Slot {
   kept: KeptPage | undefined;
 }
 
+interface Spare {
+  endpoint: Endpoint;
+  context: BrowserContext;
+  page: Page;
+}
+
+type StorageState = Exclude<Exclude<Parameters<Browser["newContext"]>[0], undefined>["storageState"], undefined>;
+
 interface KeptPage {
   page: Page;
   since: number;
@@ -61,6 +69,9 @@ export class BrowserPool {
   readonly #endpoints: Endpoint[];
   readonly #slots = new Map<string, Slot>();
   #keptPages = 0;
+  /** The context and page opened ahead for the next new account (see #prepareSpare). */
+  #spare: Promise<Spare | undefined> | undefined;
+  #closed = false;
 
   constructor(private readonly options: PoolOptions) {
     const specs: readonly EndpointSpec[] = options.endpoints?.length ? options.endpoints : [{ kind: "local", url: "local", executablePath: options.executablePath }];
@@ -129,28 +140,83 @@ export class BrowserPool {
   }
 
   async #open(accountId: string, saved: string | undefined): Promise<Slot> {
+    const spare = await this.#takeSpare(saved);
+    if (spare) {
+      const slot = this.#slotFor(accountId, spare.endpoint, spare.context);
+      // Its page is the account's first kept page: the action runs in the renderer already started.
+      this.#keep(slot, spare.page);
+      return slot;
+    }
     let lastError: unknown;
     for (const endpoint of this.#candidates()) {
       try {
         const browser = await this.#connect(endpoint);
         const context = await browser.newContext({
-          viewport: this.options.viewport ?? { width: 1280, height: 800 },
-          ...(saved ? { storageState: JSON.parse(saved) as Exclude<Parameters<Browser["newContext"]>[0], undefined>["storageState"] } : {}),
+          viewport: this.#viewport(),
+          ...(saved ? { storageState: JSON.parse(saved) as StorageState } : {}),
         });
-        endpoint.contexts += 1;
-        const slot: Slot = { endpoint, context, busy: false, lastUsed: Date.now(), idleTimer: undefined, kept: undefined };
-        context.on("close", () => {
-          this.#unkeep(slot);
-          if (this.#slots.get(accountId)?.context === context) this.#slots.delete(accountId);
-          endpoint.contexts = Math.max(0, endpoint.contexts - 1);
-        });
-        return slot;
+        return this.#slotFor(accountId, endpoint, context);
       } catch (error) {
         lastError = error;
       }
     }
     const cause = lastError instanceof Error ? lastError.message.split("\n")[0] : String(lastError);
     throw new ActionFailure("browser_unavailable", `No browser could be started or reached (${cause}); nothing is charged.`);
+  }
+
+  #slotFor(accountId: string, endpoint: Endpoint, context: BrowserContext): Slot {
+    endpoint.contexts += 1;
+    const slot: Slot = { endpoint, context, busy: false, lastUsed: Date.now(), idleTimer: undefined, kept: undefined };
+    context.on("close", () => {
+      this.#unkeep(slot);
+      if (this.#slots.get(accountId)?.context === context) this.#slots.delete(accountId);
+      endpoint.contexts = Math.max(0, endpoint.contexts - 1);
+    });
+    return slot;
+  }
+
+  #viewport(): { width: number; height: number } {
+    return this.options.viewport ?? { width: 1280, height: 800 };
+  }
+
+  /**
+   * Opens, while nothing runs, the context and page the next account without a warm context
+   * will take (when pages are kept at all): a new page is a new renderer process, the slowest
+   * part of an action on a cold account, and a context takes its saved state afterwards.
+   */
+  #prepareSpare(): void {
+    if (this.#spare || this.#closed || (this.options.maxPages ?? 0) <= 0) return;
+    const spare = (async (): Promise<Spare | undefined> => {
+      const endpoint = this.#candidates()[0];
+      if (!endpoint || endpoint.downUntil > Date.now()) return undefined;
+      const context = await (await this.#connect(endpoint)).newContext({ viewport: this.#viewport() });
+      try {
+        return { endpoint, context, page: await context.newPage() };
+      } catch (error) {
+        await context.close().catch(() => undefined);
+        throw error;
+      }
+    })().catch((error: unknown) => {
+      this.options.logger.debug({ err: error }, "spare page could not be opened");
+      return undefined;
+    });
+    this.#spare = spare;
+  }
+
+  /** The spare, with the account's saved state set in it; undefined when there is none or it is unusable. */
+  async #takeSpare(saved: string | undefined): Promise<Spare | undefined> {
+    const pending = this.#spare;
+    this.#spare = undefined;
+    const spare = await pending;
+    if (!spare) return undefined;
+    try {
+      if (spare.endpoint.downUntil > Date.now() || spare.page.isClosed()) throw new Error("the spare's browser went away");
+      if (saved) await spare.context.setStorageState(JSON.parse(saved) as StorageState);
+      return spare;
+    } catch {
+      await spare.context.close().catch(() => undefined);
+      return undefined;
+    }
   }
 
   /**
@@ -170,10 +236,14 @@ export class BrowserPool {
    */
   keepPage(accountId: string, page: Page): boolean {
     const slot = this.#slots.get(accountId);
-    const max = this.options.maxPages ?? 0;
-    if (!slot || max <= 0 || page.isClosed() || page.context() !== slot.context) return false;
+    if (!slot || (this.options.maxPages ?? 0) <= 0 || page.isClosed() || page.context() !== slot.context) return false;
+    this.#keep(slot, page);
+    return true;
+  }
+
+  #keep(slot: Slot, page: Page): void {
     this.#unkeep(slot)?.close().catch(() => undefined);
-    while (this.#keptPages >= max) {
+    while (this.#keptPages >= (this.options.maxPages ?? 0)) {
       const oldest = [...this.#slots.values()].filter((other) => other.kept).sort((a, b) => a.kept!.since - b.kept!.since)[0];
       if (!oldest) break;
       this.#unkeep(oldest)?.close().catch(() => undefined);
@@ -185,7 +255,6 @@ export class BrowserPool {
     page.once("close", () => {
       if (slot.kept?.page === page) this.#unkeep(slot);
     });
-    return true;
   }
 
   /** Pages kept open between actions now. */
@@ -211,6 +280,7 @@ export class BrowserPool {
     slot.lastUsed = Date.now();
     slot.idleTimer = setTimeout(() => void this.forget(accountId), this.options.idleMs);
     slot.idleTimer.unref();
+    this.#prepareSpare();
   }
 
   /** Closes the account's context (idle timeout, account deleted). */
@@ -261,6 +331,10 @@ export class BrowserPool {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
+    const spare = await this.#spare;
+    this.#spare = undefined;
+    await spare?.context.close().catch(() => undefined);
     for (const accountId of [...this.#slots.keys()]) await this.forget(accountId);
     for (const endpoint of this.#endpoints) {
       const browser = await endpoint.browser?.catch(() => undefined);

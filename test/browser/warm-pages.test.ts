@@ -94,4 +94,23 @@ describe("warm pages", () => {
     await live.until(() => page.isClosed(), 1_000);
     expect(pagesOf(accountId)).toEqual([]);
   });
+
+  it("an account without a warm context runs in the context and page opened ahead while nothing ran, with its saved session set", async () => {
+    const handle = await live.user("email");
+    const accountId = await live.account(handle);
+    const paused = await live.run(accountId, "connect");
+    expect((await live.api("POST", `/v1/actions/${paused.id}/answer`, { answer: await live.latestCode(handle) })).status).toBe(202);
+    expect((await live.wait(paused.id)).status).toBe("succeeded");
+    await live.server.pool.forget(accountId);
+    // Another account's action ends: the pool opens the spare context and page.
+    await connected();
+    const browser = await live.server.pool.browser();
+    await live.until(() => browser.contexts().length === live.server.pool.size + 1);
+    const openedAhead = new Set(browser.contexts());
+    const { action, page } = await runOn(accountId, "post", { text: `cold ${Date.now()}` });
+    expect(action.status).toBe("succeeded");
+    expect(openedAhead.has(page.context())).toBe(true);
+    // The saved session was set in it: no new e-mailed code was asked for.
+    expect(live.history(action.id).map((entry) => entry.status)).toEqual(["queued", "running", "succeeded"]);
+  });
 });

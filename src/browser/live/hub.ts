@@ -126,7 +126,8 @@ export class LiveHub {
     if (!this.options.holdAccount(account.id)) return BUSY;
     let page: Page | undefined;
     try {
-      page = await (await pool.acquire(account.id, () => undefined)).newPage();
+      const context = await pool.acquire(account.id, () => undefined);
+      page = pool.takePage(account.id) ?? (await context.newPage());
       await blockHosts(page, driver);
       // The first navigation swaps the blank page's renderer: a screencast started before it dies with it.
       await page.goto(baseUrl + driver.manualSignIn.path, { waitUntil: "domcontentloaded" });
