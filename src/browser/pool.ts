@@ -45,6 +45,9 @@ interface Slot {
   kept: KeptPage | undefined;
 }
 
+/** How long the pool must have run nothing before it opens the spare context and page. */
+const SPARE_AFTER_IDLE_MS = 1_000;
+
 interface Spare {
   endpoint: Endpoint;
   context: BrowserContext;
@@ -72,6 +75,7 @@ export class BrowserPool {
   /** The context and page opened ahead for the next new account (see #prepareSpare). */
   #spare: Promise<Spare | undefined> | undefined;
   #closed = false;
+  #spareTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: PoolOptions) {
     const specs: readonly EndpointSpec[] = options.endpoints?.length ? options.endpoints : [{ kind: "local", url: "local", executablePath: options.executablePath }];
@@ -180,7 +184,7 @@ export class BrowserPool {
   }
 
   /**
-   * Opens, while nothing runs, the context and page the next account without a warm context
+   * Opens, once nothing has run for a moment, the context and page the next account without a warm context
    * will take (when pages are kept at all): a new page is a new renderer process, the slowest
    * part of an action on a cold account, and a context takes its saved state afterwards.
    */
@@ -280,7 +284,12 @@ export class BrowserPool {
     slot.lastUsed = Date.now();
     slot.idleTimer = setTimeout(() => void this.forget(accountId), this.options.idleMs);
     slot.idleTimer.unref();
-    this.#prepareSpare();
+    // Once nothing has run for a moment: its renderer starting must not slow the actions running.
+    clearTimeout(this.#spareTimer);
+    this.#spareTimer = setTimeout(() => {
+      if (![...this.#slots.values()].some((other) => other.busy)) this.#prepareSpare();
+    }, SPARE_AFTER_IDLE_MS);
+    this.#spareTimer.unref();
   }
 
   /** Closes the account's context (idle timeout, account deleted). */
@@ -332,6 +341,7 @@ export class BrowserPool {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#spareTimer);
     const spare = await this.#spare;
     this.#spare = undefined;
     await spare?.context.close().catch(() => undefined);
