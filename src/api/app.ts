@@ -97,6 +97,7 @@ export function createApp(options: AppOptions): Hono {
       });
       for (const [name, value] of Object.entries(response.headers ?? {})) c.header(name, value);
       if (response.events) return stream(c, callerOf(principal), response.events);
+      if (response.json !== undefined) return c.body(response.json, response.status as 200, { "Content-Type": "application/json" });
       if (response.bytes) return c.body(new Uint8Array(response.bytes.body), response.status as 200, { "Content-Type": response.bytes.type, "Cache-Control": "no-store" });
       return response.body === undefined ? c.body(null, response.status as 204) : c.json(response.body, response.status as 200);
     });

@@ -20,6 +20,8 @@ export interface RouteResponse {
   headers?: Record<string, string>;
   /** A Server-Sent Events stream instead of a body: each item is sent as one message (`id` and `event` from its `id` and `type`). */
   events?: AsyncIterable<{ id: string; type: string }>;
+  /** The body already in JSON text (kept, for what is read far more often than it changes). */
+  json?: string;
   /** Raw bytes instead of JSON. */
   bytes?: { body: Buffer; type: string };
 }

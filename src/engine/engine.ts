@@ -4,6 +4,7 @@ import { ActionFailure, AppError } from "../domain/errors.js";
 import type { KeyRole, Principal } from "../domain/keys.js";
 import type { KeyListing, Store } from "../store/index.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
+import { isTerminal } from "../domain/status.js";
 import { requirePermission, visibleAccount, visibleAction } from "./access.js";
 import * as accounts from "./accounts.js";
 import * as actions from "./actions.js";
@@ -90,6 +91,7 @@ export class Engine {
   readonly core: EngineCore;
   readonly topUps: TopUps;
   readonly #webhooks: WebhookDispatcher | WebhookThread;
+  readonly #endedJson = new WeakMap<ActionRecord, string>();
   #kickWebhooks = (): void => this.#webhooks.kick();
   #sweep: NodeJS.Timeout | undefined;
   #purge: NodeJS.Timeout | undefined;
@@ -318,6 +320,20 @@ export class Engine {
   /** The public JSON of an action, its `next_step` in the operations of the surface reading it. */
   present(action: ActionRecord, surface: Surface = "rest"): PublicAction {
     return actions.present(this.core, action, surface);
+  }
+
+  /**
+   * An ended action's REST JSON text, kept with the record: it depends on the record alone, and
+   * the store hands out the same record until the action changes (a client polling it is served
+   * without presenting and serializing it again).
+   */
+  presentEnded(action: ActionRecord): string {
+    let json = this.#endedJson.get(action);
+    if (json === undefined) {
+      json = JSON.stringify(this.present(action));
+      if (isTerminal(action.status)) this.#endedJson.set(action, json);
+    }
+    return json;
   }
   /** Calls `listener` with every status change; returns the unsubscribe function. */
   onChange(listener: (action: ActionRecord) => void): () => void {

@@ -24,8 +24,8 @@ function signalIfWaiting(input: { query: { wait: number }; signal: AbortSignal }
   return input.query.wait > 0 ? input.signal : undefined;
 }
 
-function respond(engine: Engine, action: ActionRecord): { status: number; body: unknown } {
-  return { status: isTerminal(action.status) ? 200 : 202, body: engine.present(action) };
+function respond(engine: Engine, action: ActionRecord): { status: number; body?: unknown; json?: string } {
+  return isTerminal(action.status) ? { status: 200, json: engine.presentEnded(action) } : { status: 202, body: engine.present(action) };
 }
 
 export const actionRoutes = [
