@@ -12,13 +12,16 @@
  *     deliveries/s sent to a webhook and events/s read from the SSE stream meanwhile;
  * (b′) 1,000 accounts warm in one Chromium: MB (PSS) per context, a post on the 1,000th ÷ on the 1st;
  * (h) 10,000 connected accounts: a post on a cold account ÷ on a warm one, and RSS per stored account;
- * (i) start-up on 10,000 accounts and 100,000 actions to GET /healthz ÷ on an empty data dir.
+ * (i) start-up on 10,000 accounts and 100,000 actions to GET /healthz ÷ on an empty data dir;
+ * (j) a post by an agent over MCP: @playwright/mcp ÷ the service's run_action, for wall time, text the
+ *     model reads and the server's CPU (each server a process tree of its own).
  * BENCH_ONLY=a,e runs a subset (b′ is b2).
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { eventLoad } from "./event-load.js";
 import { readPath } from "./read-path.js";
 import { fleetRate, idlePagesFloor, pausedLoad } from "./execution.js";
+import { agentPeer } from "./peer.js";
 import { connectedMany, startUp, warmMany } from "./scale.js";
 import { chromiumPssMb, launchRaw, median, rawPost, rawSignedIn } from "./support.js";
 
@@ -140,7 +143,7 @@ async function readPathOf(live: LiveService): ReturnType<typeof readPath> {
   return readPath(live, action.id);
 }
 
-const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,e,f,k,b2,h,i").split(",").map((part) => part.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,e,f,k,b2,h,i,j").split(",").map((part) => part.trim()));
 
 async function main(): Promise<void> {
   const rows: string[][] = [];
@@ -224,8 +227,7 @@ async function main(): Promise<void> {
     const b2 = await warmMany();
     report([
       `(b′) ${b2.count} accounts warm in one Chromium: MB (PSS) per context; a post on the last ÷ on the first (median)`,
-      `${b2.mbPerContext.toFixed(2)} MB each; ${b2.last.toFixed(0)} ms ÷ ${b2.first.toFixed(0)} ms = ${(b2.last / b2.first).toFixed(3)}; warmed by connect in ${b2.warmingSeconds.toFixed(0)} s` +
-        `${b2.cap < b2.count ? `; the pool's idle-context cap (${b2.cap}) raised to ${b2.count}` : ""}`,
+      `${b2.mbPerContext.toFixed(2)} MB each; ${b2.last.toFixed(0)} ms ÷ ${b2.first.toFixed(0)} ms = ${(b2.last / b2.first).toFixed(3)}; warmed by connect in ${b2.warmingSeconds.toFixed(0)} s`,
       "≤ 2 MB; ≤ 1.1",
     ]);
   }
@@ -243,6 +245,25 @@ async function main(): Promise<void> {
       `(i) serve start-up to GET /healthz 200 with ${i.accounts} accounts and ${i.actions} actions (median); beside an empty data dir`,
       `${i.loaded.toFixed(0)} ms (${i.loaded > 1_000 ? "OVER 1 s" : "within 1 s"}); empty ${i.empty.toFixed(0)} ms; loaded ÷ empty = ${(i.loaded / i.empty).toFixed(2)}; data dir written in ${i.seedSeconds.toFixed(0)} s`,
       "≤ 1 s",
+    ]);
+  }
+  if (ONLY.has("j")) {
+    const { ours, peer, ...j } = await agentPeer();
+    const ratio = (theirs: number, own: number): string => (theirs / own).toFixed(2);
+    const lost = ours.lostMs + peer.lostMs > 0 ? ` (of it lost by exited processes: ${ours.lostMs.toFixed(0)} ÷ ${peer.lostMs.toFixed(0)} ms)` : "";
+    report([
+      `(j) a post by an agent over MCP, @playwright/mcp ÷ ours (run_action): wall (median), text read, server CPU (per post, ${j.posts} each)`,
+      `wall ${peer.wallMs.toFixed(0)} ÷ ${ours.wallMs.toFixed(0)} ms = ${ratio(peer.wallMs, ours.wallMs)}; ` +
+        `text ${peer.chars.toFixed(0)} ÷ ${ours.chars.toFixed(0)} chars = ${ratio(peer.chars, ours.chars)} (${peer.calls.toFixed(1)} ÷ ${ours.calls.toFixed(1)} tool calls); ` +
+        `server CPU ${peer.cpuMs.toFixed(0)} ÷ ${ours.cpuMs.toFixed(0)} ms = ${ratio(peer.cpuMs, ours.cpuMs)}${lost}`,
+      "wall ≥ 1.5, text ≥ 10, CPU ≥ 1.0",
+    ]);
+    const exits = (side: typeof ours): string => `${side.exits.exited} exited (${side.exits.exitedMs.toFixed(0)} ms last seen, ${side.exits.reapedMs.toFixed(0)} ms reaped)`;
+    report([
+      "(j) meanwhile, @playwright/mcp ÷ ours: server CPU in its Node process; PSS of the server's tree; processes; CPU idle",
+      `Node ${peer.nodeCpuMs.toFixed(0)} ÷ ${ours.nodeCpuMs.toFixed(0)} ms a post (the rest in Chromium); ${peer.pssMb.toFixed(0)} ÷ ${ours.pssMb.toFixed(0)} MB; ${peer.processes} ÷ ${ours.processes} processes, ${peer.startedPerPost.toFixed(1)} ÷ ${ours.startedPerPost.toFixed(1)} started per post, ${exits(peer)} ÷ ${exits(ours)}; ` +
+        `idle ${peer.idleCpuMsPerSecond.toFixed(0)} ÷ ${ours.idleCpuMsPerSecond.toFixed(0)} ms CPU/s; feed of ${j.feed[0]}→${j.feed[1]} posts; other work on the machine meanwhile ${j.otherCores.toFixed(2)} cores`,
+      "report",
     ]);
   }
   const width = [Math.max(...rows.map((row) => row[0]!.length)), Math.max(...rows.map((row) => row[1]!.length))];

@@ -43,12 +43,10 @@ export async function warmMany(count = Number(process.env.BENCH_WARM_MANY ?? 1_0
   first: number;
   last: number;
   warmingSeconds: number;
-  cap: number;
 }> {
   // Every context stays warm, and none keeps a page: what a warm account without a page costs.
   const env = { ACTION_SERVICE_IDLE_CONTEXT_SECONDS: "86400", ACTION_SERVICE_WARM_CONTEXTS: String(count), ACTION_SERVICE_WARM_PAGES: "0" };
   const live = await startLiveService({ env: { ...SERVICE_ENV, ...env } });
-  const cap = live.config.warmContexts;
   try {
     await live.server.pool.browser();
     await sleep(1_000);
@@ -80,7 +78,7 @@ export async function warmMany(count = Number(process.env.BENCH_WARM_MANY ?? 1_0
       last.push(await timedPost(live, lastId));
     }
     if (live.server.pool.size !== count) throw new Error(`${live.server.pool.size} of ${count} contexts warm after the posts`);
-    return { count: warm, mbPerContext, first: median(first), last: median(last), warmingSeconds, cap };
+    return { count: warm, mbPerContext, first: median(first), last: median(last), warmingSeconds };
   } finally {
     await live.close();
   }
