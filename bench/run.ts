@@ -66,7 +66,7 @@ async function postLatency(live: LiveService): Promise<{ service: number; raw: n
   return { service: median(service), raw: median(raw) };
 }
 
-async function warmAccounts(live: LiveService): Promise<{ count: number; mbPerContext: number }> {
+async function warmAccounts(live: LiveService): Promise<{ count: number; mbPerContext: number; keptPages: number; mbPerKeptPage: number }> {
   // The browser alone, with no context: what every context adds is measured against it.
   await live.server.pool.close();
   await live.server.pool.browser();
@@ -80,8 +80,14 @@ async function warmAccounts(live: LiveService): Promise<{ count: number; mbPerCo
   }
   const warm = live.server.pool.size;
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  const mb = (chromiumPssMb() - base) / warm;
-  return { count: warm, mbPerContext: mb };
+  // The last connects left their pages open (ACTION_SERVICE_WARM_PAGES): what each costs, then
+  // what a context costs once its page is closed.
+  const withPages = chromiumPssMb();
+  const keptPages = live.server.pool.keptPages;
+  await Promise.all(ids.map((id) => live.server.pool.takePage(id)?.close()));
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const withoutPages = chromiumPssMb();
+  return { count: warm, mbPerContext: (withoutPages - base) / warm, keptPages, mbPerKeptPage: keptPages ? (withPages - withoutPages) / keptPages : 0 };
 }
 
 /** Alternating rounds (service, raw, service, raw…) so neither side gets a quieter machine or a smaller feed. */
@@ -158,19 +164,19 @@ async function main(): Promise<void> {
   try {
     if (ONLY.has("a")) {
       const a = await postLatency(live);
-      report(["(a) post on a warm account, REST ÷ raw Playwright (median)", `${a.service.toFixed(0)} ms ÷ ${a.raw.toFixed(0)} ms = ${(a.service / a.raw).toFixed(3)}`, "≤ 1.05"]);
+      report(["(a) post on a warm account, REST ÷ raw Playwright (median)", `${a.service.toFixed(0)} ms ÷ ${a.raw.toFixed(0)} ms = ${(a.service / a.raw).toFixed(3)}`, "≤ 1.02"]);
     }
     if (ONLY.has("d")) {
       const d = await answerToTyped(live);
-      report(["(d) answer accepted → code typed into the page (median)", `${d.toFixed(0)} ms`, "≤ 50 ms"]);
+      report(["(d) answer accepted → code typed into the page (median)", `${d.toFixed(0)} ms`, "≤ 25 ms"]);
     }
     if (ONLY.has("c")) {
       const c = await throughput(live);
-      report(["(c) actions/s at 16 accounts ÷ raw at 16 contexts", `${c.service.toFixed(2)} ÷ ${c.raw.toFixed(2)} = ${(c.service / c.raw).toFixed(3)}`, "≥ 0.90"]);
+      report(["(c) actions/s at 16 accounts ÷ raw at 16 contexts", `${c.service.toFixed(2)} ÷ ${c.raw.toFixed(2)} = ${(c.service / c.raw).toFixed(3)}`, "≥ 1.0"]);
     }
     if (ONLY.has("b")) {
       const b = await warmAccounts(live);
-      report(["(b) accounts warm in one Chromium; MB (PSS) per context", `${b.count} accounts; ${b.mbPerContext.toFixed(1)} MB each`, "≥ 50 at ≤ 40 MB"]);
+      report(["(b) accounts warm in one Chromium; MB (PSS) per context, and per page kept open between actions", `${b.count} accounts; ${b.mbPerContext.toFixed(1)} MB each without a page; ${b.mbPerKeptPage.toFixed(1)} MB more for each of the ${b.keptPages} kept pages`, "≥ 50 at ≤ 40 MB; report"]);
     }
     if (ONLY.has("g")) {
       const g = await readPathOf(live);
