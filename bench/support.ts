@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext } from "playwright";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright";
 import { CHROMIUM_ARGS, findChromium } from "../src/browser/executable.js";
 
 export function median(values: number[]): number {
@@ -25,16 +25,19 @@ export async function rawSignedIn(browser: Browser, sandboxUrl: string, handle: 
   return context;
 }
 
-/** The raw script's post: the same steps the sandbox driver takes. */
+/** The page each raw context keeps between posts, as the service keeps one per warm account. */
+const rawPages = new WeakMap<BrowserContext, Page>();
+
+/** The raw script's post: the same steps the sandbox driver takes, in the context's one page. */
 export async function rawPost(context: BrowserContext, sandboxUrl: string, text: string): Promise<void> {
-  const page = await context.newPage();
+  const page = rawPages.get(context) ?? (await context.newPage());
+  rawPages.set(context, page);
   await page.goto(`${sandboxUrl}/feed`);
   await page.getByRole("heading", { level: 1, name: "Feed", exact: true }).waitFor();
   await page.getByLabel("What's on your mind?").fill(text);
   await page.getByRole("button", { name: "Post", exact: true }).click();
   await page.getByRole("status").filter({ hasText: "Your post is live." }).waitFor();
   await context.storageState();
-  await page.close();
 }
 
 /** Proportional set size (MB) of the Chromium processes this process started: shared pages counted once. */
