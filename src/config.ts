@@ -87,7 +87,7 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_MAX_PAUSED_ACTIONS: z.coerce.number().int().min(0).max(10_000).default(200),
   ACTION_SERVICE_IDLE_CONTEXT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   ACTION_SERVICE_WARM_CONTEXTS: z.coerce.number().int().min(1).max(100_000).default(256),
-  ACTION_SERVICE_WARM_PAGES: z.coerce.number().int().min(0).max(10_000).default(8),
+  ACTION_SERVICE_WARM_PAGES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(10_000).optional()),
   ACTION_SERVICE_WARM_PAGE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   ACTION_SERVICE_X402_FACILITATOR_URL: optional(z.url({ protocol: /^https?$/ })),
@@ -186,7 +186,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     maxPausedActions: env.ACTION_SERVICE_MAX_PAUSED_ACTIONS,
     idleContextSeconds: env.ACTION_SERVICE_IDLE_CONTEXT_SECONDS,
     warmContexts: env.ACTION_SERVICE_WARM_CONTEXTS,
-    warmPages: env.ACTION_SERVICE_WARM_PAGES,
+    // As many pages as actions may run at once, unless said otherwise.
+    warmPages: env.ACTION_SERVICE_WARM_PAGES ?? env.ACTION_SERVICE_MAX_CONCURRENT_ACTIONS,
     warmPageSeconds: env.ACTION_SERVICE_WARM_PAGE_SECONDS,
     rateLimitPerMinute: env.ACTION_SERVICE_RATE_LIMIT_PER_MINUTE,
     logLevel: env.ACTION_SERVICE_LOG_LEVEL,

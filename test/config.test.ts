@@ -22,6 +22,8 @@ describe("configuration", () => {
 
   it("reads the warm pool's bounds; pages may be turned off, contexts may not", () => {
     expect(loadConfig({ ACTION_SERVICE_WARM_PAGES: "0", ACTION_SERVICE_WARM_CONTEXTS: "10000" })).toMatchObject({ warmPages: 0, warmContexts: 10_000 });
+    // Unset: as many as actions may run at once.
+    expect(loadConfig({ ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: "16" })).toMatchObject({ warmPages: 16 });
     expect(() => loadConfig({ ACTION_SERVICE_WARM_CONTEXTS: "0" })).toThrow(/ACTION_SERVICE_WARM_CONTEXTS="0"/);
     expect(() => loadConfig({ ACTION_SERVICE_WARM_PAGES: "-1" })).toThrow(/ACTION_SERVICE_WARM_PAGES="-1"/);
     expect(() => loadConfig({ ACTION_SERVICE_WARM_PAGE_SECONDS: "soon" })).toThrow(ConfigError);
