@@ -2,6 +2,7 @@ import type { Browser, BrowserContext, Page } from "playwright";
 import { ActionFailure } from "../domain/errors.js";
 import type { Logger } from "../engine/logger.js";
 import type { EndpointSpec } from "./endpoint-spec.js";
+import { KeptPages } from "./kept-pages.js";
 
 export interface PoolOptions {
   executablePath?: string | undefined;
@@ -41,8 +42,6 @@ interface Slot {
   busy: boolean;
   lastUsed: number;
   idleTimer: NodeJS.Timeout | undefined;
-  /** The page the last action left open for the next one. */
-  kept: KeptPage | undefined;
 }
 
 /** How long the pool must have run nothing before it opens the spare context and page. */
@@ -56,12 +55,6 @@ interface Spare {
 
 type StorageState = Exclude<Exclude<Parameters<Browser["newContext"]>[0], undefined>["storageState"], undefined>;
 
-interface KeptPage {
-  page: Page;
-  since: number;
-  timer: NodeJS.Timeout;
-}
-
 /**
  * One BrowserContext per account, on one browser or a fleet (DESIGN §8). A new context goes
  * to the healthy endpoint with the fewest contexts, and the account stays there while its
@@ -71,7 +64,7 @@ interface KeptPage {
 export class BrowserPool {
   readonly #endpoints: Endpoint[];
   readonly #slots = new Map<string, Slot>();
-  #keptPages = 0;
+  readonly #kept: KeptPages;
   /** The context and page opened ahead for the next new account (see #prepareSpare). */
   #spare: Promise<Spare | undefined> | undefined;
   #closed = false;
@@ -80,6 +73,7 @@ export class BrowserPool {
   constructor(private readonly options: PoolOptions) {
     const specs: readonly EndpointSpec[] = options.endpoints?.length ? options.endpoints : [{ kind: "local", url: "local", executablePath: options.executablePath }];
     this.#endpoints = specs.map((spec) => ({ spec, browser: undefined, downUntil: 0, contexts: 0 }));
+    this.#kept = new KeptPages(options.maxPages ?? 0, options.pageIdleMs ?? 60_000);
   }
 
   /** The first endpoint's browser (the only one without a fleet), started on first use. */
@@ -114,7 +108,7 @@ export class BrowserPool {
     for (const [accountId, slot] of this.#slots) {
       if (slot.endpoint !== endpoint) continue;
       clearTimeout(slot.idleTimer);
-      this.#unkeep(slot);
+      this.#kept.take(accountId);
       this.#slots.delete(accountId);
     }
     endpoint.contexts = 0;
@@ -146,10 +140,9 @@ export class BrowserPool {
   async #open(accountId: string, saved: string | undefined): Promise<Slot> {
     const spare = await this.#takeSpare(saved);
     if (spare) {
-      const slot = this.#slotFor(accountId, spare.endpoint, spare.context);
       // Its page is the account's first kept page: the action runs in the renderer already started.
-      this.#keep(slot, spare.page);
-      return slot;
+      this.#kept.keep(accountId, spare.page);
+      return this.#slotFor(accountId, spare.endpoint, spare.context);
     }
     let lastError: unknown;
     for (const endpoint of this.#candidates()) {
@@ -170,9 +163,8 @@ export class BrowserPool {
 
   #slotFor(accountId: string, endpoint: Endpoint, context: BrowserContext): Slot {
     endpoint.contexts += 1;
-    const slot: Slot = { endpoint, context, busy: false, lastUsed: Date.now(), idleTimer: undefined, kept: undefined };
+    const slot: Slot = { endpoint, context, busy: false, lastUsed: Date.now(), idleTimer: undefined };
     context.on("close", () => {
-      this.#unkeep(slot);
       if (this.#slots.get(accountId)?.context === context) this.#slots.delete(accountId);
       endpoint.contexts = Math.max(0, endpoint.contexts - 1);
     });
@@ -228,9 +220,7 @@ export class BrowserPool {
    * page). Call between `acquire` and `release`.
    */
   takePage(accountId: string): Page | undefined {
-    const slot = this.#slots.get(accountId);
-    const kept = slot && this.#unkeep(slot);
-    return kept && !kept.isClosed() ? kept : undefined;
+    return this.#kept.take(accountId);
   }
 
   /**
@@ -240,40 +230,12 @@ export class BrowserPool {
    */
   keepPage(accountId: string, page: Page): boolean {
     const slot = this.#slots.get(accountId);
-    if (!slot || (this.options.maxPages ?? 0) <= 0 || page.isClosed() || page.context() !== slot.context) return false;
-    this.#keep(slot, page);
-    return true;
-  }
-
-  #keep(slot: Slot, page: Page): void {
-    this.#unkeep(slot)?.close().catch(() => undefined);
-    while (this.#keptPages >= (this.options.maxPages ?? 0)) {
-      const oldest = [...this.#slots.values()].filter((other) => other.kept).sort((a, b) => a.kept!.since - b.kept!.since)[0];
-      if (!oldest) break;
-      this.#unkeep(oldest)?.close().catch(() => undefined);
-    }
-    const timer = setTimeout(() => this.#unkeep(slot)?.close().catch(() => undefined), this.options.pageIdleMs ?? 60_000);
-    timer.unref();
-    slot.kept = { page, since: Date.now(), timer };
-    this.#keptPages += 1;
-    page.once("close", () => {
-      if (slot.kept?.page === page) this.#unkeep(slot);
-    });
+    return slot !== undefined && page.context() === slot.context && this.#kept.keep(accountId, page);
   }
 
   /** Pages kept open between actions now. */
   get keptPages(): number {
-    return this.#keptPages;
-  }
-
-  /** Takes the slot's kept page out of the count (it is the caller's to use or close). */
-  #unkeep(slot: Slot): Page | undefined {
-    const kept = slot.kept;
-    if (!kept) return undefined;
-    clearTimeout(kept.timer);
-    slot.kept = undefined;
-    this.#keptPages -= 1;
-    return kept.page;
+    return this.#kept.size;
   }
 
   /** The account is done for now: its context stays warm until idle too long. */
@@ -297,7 +259,7 @@ export class BrowserPool {
     const slot = this.#slots.get(accountId);
     if (!slot) return;
     clearTimeout(slot.idleTimer);
-    this.#unkeep(slot);
+    this.#kept.take(accountId);
     this.#slots.delete(accountId);
     await slot.context.close().catch(() => undefined);
   }
