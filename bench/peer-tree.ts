@@ -95,8 +95,8 @@ export class ProcessTree {
         this.#outside.add(pid);
         continue;
       }
-      processes.set(`${pid}:${start}`, reading);
       const key = `${pid}:${start}`;
+      processes.set(key, reading);
       this.#seen.set(key, { reading, first: this.#seen.get(key)?.first ?? at, last: at });
     }
     return { at, processes };
@@ -151,10 +151,11 @@ export class ProcessTree {
     return { exited, exitedMs, reapedMs };
   }
 
-  /** Proportional set size (MB) of the tree's living processes: shared pages counted once. */
-  pssMb(): number {
+  /** Proportional set size (MB) of the tree's living processes (the root's own too, unless `root: false`): shared pages counted once. */
+  pssMb({ root = true }: { root?: boolean } = {}): number {
     let kb = 0;
     for (const { pid } of this.snapshot().processes.values()) {
+      if (!root && pid === this.root) continue;
       try {
         kb += Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))?.[1] ?? 0);
       } catch {

@@ -1,6 +1,6 @@
-import { readFileSync, readdirSync } from "node:fs";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright";
 import { CHROMIUM_ARGS, findChromium } from "../src/browser/executable.js";
+import { ProcessTree } from "./peer-tree.js";
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -42,34 +42,5 @@ export async function rawPost(context: BrowserContext, sandboxUrl: string, text:
 
 /** Proportional set size (MB) of the Chromium processes this process started: shared pages counted once. */
 export function chromiumPssMb(): number {
-  const parents = new Map<number, number>();
-  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      parents.set(Number(pid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  const ours = new Set<number>([process.pid]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, parent] of parents) {
-      if (!ours.has(pid) && ours.has(parent)) {
-        ours.add(pid);
-        grew = true;
-      }
-    }
-  }
-  ours.delete(process.pid);
-  let kb = 0;
-  for (const pid of ours) {
-    try {
-      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
-      kb += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  return kb / 1024;
+  return new ProcessTree(process.pid).pssMb({ root: false });
 }
