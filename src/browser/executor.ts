@@ -35,8 +35,9 @@ export class BrowserExecutor implements ActionExecutor {
     const saved = execution.loadSession();
     const context = await pool.acquire(account.id, () => saved);
     let page: Page | undefined;
-    // A page that paused may have been watched and driven through a live link: it never outlives its action.
+    // Whether the page is sound for the account's next action (see SOUND_PAGE_FAILURES).
     let keep = false;
+    // A page that paused may have been watched and driven through a live link: it never outlives its action.
     let paused = false;
     const closePage = (): void => void page?.close().catch(() => undefined);
     execution.signal.addEventListener("abort", closePage, { once: true });
