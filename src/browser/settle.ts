@@ -18,27 +18,37 @@ export async function settle<K extends string>(
 ): Promise<K> {
   const named = Object.entries(states) as [K, Locator][];
   const detectors = failures.map((failure) => ({ failure, locator: failure.locate(page) }));
-  const all = [...named.map(([, locator]) => locator), ...detectors.map(({ locator }) => locator)];
-  const any = all.slice(1).reduce((combined, locator) => combined.or(locator), all[0]!);
+  const failing = either(detectors.map(({ locator }) => locator));
+  const any = either([...named.map(([, locator]) => locator), ...(failing ? [failing] : [])])!;
+  const deadline = Date.now() + timeoutMs;
   try {
-    await any.first().waitFor({ state: "visible", timeout: timeoutMs });
+    // A page just navigated to is looked at once it is parsed: looked at sooner, it shows nothing
+    // yet and Playwright's next look comes 20, then 50 ms later.
+    await page.waitForLoadState("domcontentloaded", { timeout: timeoutMs }).catch(() => undefined);
+    await any.first().waitFor({ state: "visible", timeout: Math.max(1, deadline - Date.now()) });
   } catch (error) {
     if (isTimeout(error)) {
       throw new ActionFailure("ui_changed", `The page at ${safeUrl(page)} did not show what the driver expects (${named.map(([name]) => name).join(", ")}).`);
     }
     throw error;
   }
-  // One look at every candidate at once: a failure state wins over an expected one.
-  const [failing, showing] = await Promise.all([
-    Promise.all(detectors.map(({ locator }) => locator.first().isVisible())),
-    Promise.all(named.map(([, locator]) => locator.first().isVisible())),
-  ]);
-  const failure = detectors.find((_, index) => failing[index]);
-  if (failure) throw new ActionFailure(failure.failure.code, failure.failure.message);
-  const state = named.find((_, index) => showing[index]);
-  if (state) return state[0];
+  // A failure state wins over an expected one. The detectors are looked at together, beside the
+  // first expected state (each look is a round trip that evaluates its locators in the page).
+  const [anyFailing, firstShowing] = await Promise.all([failing?.first().isVisible() ?? false, named[0]![1].first().isVisible()]);
+  if (anyFailing) {
+    const showing = await Promise.all(detectors.map(({ locator }) => locator.first().isVisible()));
+    const failure = detectors.find((_, index) => showing[index]);
+    if (failure) throw new ActionFailure(failure.failure.code, failure.failure.message);
+  }
+  if (firstShowing) return named[0]![0];
+  for (const [name, locator] of named.slice(1)) if (await locator.first().isVisible()) return name;
   // The state flickered away between the wait and the check: look again.
-  return settle(page, states, failures, timeoutMs);
+  return settle(page, states, failures, Math.max(1, deadline - Date.now()));
+}
+
+/** Any of the locators, or undefined for none. */
+function either(locators: readonly Locator[]): Locator | undefined {
+  return locators.length === 0 ? undefined : locators.slice(1).reduce((combined, locator) => combined.or(locator), locators[0]!);
 }
 
 /**
