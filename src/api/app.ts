@@ -65,9 +65,8 @@ export function createApp(options: AppOptions): Hono {
     throw new AppError("malformed_request", `The request body is larger than ${limit} bytes.`, { max_bytes: limit });
   };
   const chunkedLimit = bodyLimit({ maxSize: limit, onError: tooLarge });
-  app.use("/v1/*", async (c, next) => {
-    // A GET or HEAD has no body: its stream is never built (that costs more than most requests).
-    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+  // A GET or HEAD has no body: neither its stream nor this check is ever built for one.
+  app.on(["POST", "PUT", "PATCH", "DELETE"], "/v1/*", async (c, next) => {
     const length = c.req.header("content-length");
     // With a Content-Length, never touch the body stream here: an unread body is then drained by the server.
     if (length !== undefined && c.req.header("transfer-encoding") === undefined) return Number(length) > limit ? tooLarge(c) : next();
