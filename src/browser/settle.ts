@@ -21,10 +21,15 @@ export async function settle<K extends string>(
   const failing = either(detectors.map(({ locator }) => locator));
   const any = either([...named.map(([, locator]) => locator), ...(failing ? [failing] : [])])!;
   const deadline = Date.now() + timeoutMs;
+  // The first expected state showing with no failure beside it, in one look (one round trip): an
+  // element of the page that holds a visible one of the first and no visible one of the others.
+  const first = named[0]!;
+  const firstAlone = failing ? page.locator(":root").filter({ has: first[1].filter({ visible: true }), hasNot: failing.filter({ visible: true }) }) : first[1];
+  // A page just navigated to is looked at once it is parsed: looked at sooner, it shows nothing
+  // yet and Playwright's next look comes 20, then 50 ms later.
+  await page.waitForLoadState("domcontentloaded", { timeout: timeoutMs }).catch(() => undefined);
+  if (await firstAlone.first().isVisible()) return first[0];
   try {
-    // A page just navigated to is looked at once it is parsed: looked at sooner, it shows nothing
-    // yet and Playwright's next look comes 20, then 50 ms later.
-    await page.waitForLoadState("domcontentloaded", { timeout: timeoutMs }).catch(() => undefined);
     await any.first().waitFor({ state: "visible", timeout: Math.max(1, deadline - Date.now()) });
   } catch (error) {
     if (isTimeout(error)) {
@@ -32,15 +37,11 @@ export async function settle<K extends string>(
     }
     throw error;
   }
-  // A failure state wins over an expected one. The detectors are looked at together, beside the
-  // first expected state (each look is a round trip that evaluates its locators in the page).
-  const [anyFailing, firstShowing] = await Promise.all([failing?.first().isVisible() ?? false, named[0]![1].first().isVisible()]);
-  if (anyFailing) {
-    const showing = await Promise.all(detectors.map(({ locator }) => locator.first().isVisible()));
-    const failure = detectors.find((_, index) => showing[index]);
-    if (failure) throw new ActionFailure(failure.failure.code, failure.failure.message);
-  }
-  if (firstShowing) return named[0]![0];
+  if (await firstAlone.first().isVisible()) return first[0];
+  // A failure state wins over any other expected one.
+  const showing = await Promise.all(detectors.map(({ locator }) => locator.first().isVisible()));
+  const failure = detectors.find((_, index) => showing[index]);
+  if (failure) throw new ActionFailure(failure.failure.code, failure.failure.message);
   for (const [name, locator] of named.slice(1)) if (await locator.first().isVisible()) return name;
   // The state flickered away between the wait and the check: look again.
   return settle(page, states, failures, Math.max(1, deadline - Date.now()));

@@ -12,13 +12,15 @@ const PAGES: Record<string, string> = {
   "/feed": "<h1>Feed</h1>",
   "/signed-out": "<h1>Sign in</h1>",
   "/slow-down": "<h1>Feed</h1><h2>Slow down</h2>",
-  "/hidden-warning": "<h1>Feed</h1><h2 hidden>Slow down</h2>",
+  "/hidden-warning": "<h1>Feed</h1><h2 hidden>Slow down</h2><p class=\"gone\" style=\"display: none\">Gone</p>",
   "/blank": "<p>Nothing here</p>",
 };
 
 const DETECTORS: FailureDetector[] = [
   { code: "rate_limited", locate: (page) => page.getByRole("heading", { name: "Slow down" }), message: "Slow down." },
   { code: "account_blocked", locate: (page) => page.getByRole("heading", { name: "Restricted" }), message: "Restricted." },
+  // A detector by CSS matches hidden elements too (a role never does).
+  { code: "not_found", locate: (page) => page.locator(".gone"), message: "Gone." },
 ];
 
 let server: Server;
