@@ -11,6 +11,7 @@ import { RateLimiter, callerOf, tooManyRequests } from "../engine/rate-limit.js"
 import { asAppError } from "../engine/request-errors.js";
 import { silentLogger, type Logger } from "../engine/logger.js";
 import { buildOpenApi } from "./openapi.js";
+import type { RouteInput } from "./route.js";
 import { ROUTES } from "./routes/index.js";
 
 export interface AppOptions {
@@ -80,20 +81,9 @@ export function createApp(options: AppOptions): Hono {
         c.header("Retry-After", String(wait));
         throw tooManyRequests(wait);
       }
-      const response = await route.handle({
-        principal,
-        params: parse(route.params, c.req.param(), "path"),
-        query: parse(route.query ?? NO_QUERY, c.req.query(), "query"),
-        body: route.body ? parse(route.body, await readJson(c), "body") : undefined,
-        // Built on first use: most routes read neither, and the server makes each on demand.
-        get headers() {
-          return c.req.raw.headers;
-        },
-        get signal() {
-          return c.req.raw.signal;
-        },
-        engine,
-      });
+      const params = parse(route.params, c.req.param(), "path");
+      const query = parse(route.query ?? NO_QUERY, c.req.query(), "query");
+      const response = await route.handle(new Input(c, engine, principal, params, query, route.body ? parse(route.body, await readJson(c), "body") : undefined));
       for (const [name, value] of Object.entries(response.headers ?? {})) c.header(name, value);
       if (response.events) return stream(c, callerOf(principal), response.events);
       if (response.json !== undefined) return c.body(response.json, response.status as 200, { "Content-Type": "application/json" });
@@ -125,6 +115,26 @@ export function createApp(options: AppOptions): Hono {
 }
 
 const NO_QUERY = z.strictObject({});
+
+/** A route's input; headers and the abort signal are built on first use (most routes read neither, and the server makes each on demand). */
+class Input implements RouteInput<unknown, unknown, unknown> {
+  constructor(
+    readonly context: Context,
+    readonly engine: Engine,
+    readonly principal: Principal,
+    readonly params: unknown,
+    readonly query: unknown,
+    readonly body: unknown,
+  ) {}
+
+  get headers(): Headers {
+    return this.context.req.raw.headers;
+  }
+
+  get signal(): AbortSignal {
+    return this.context.req.raw.signal;
+  }
+}
 
 export function bearerKey(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
