@@ -13,6 +13,27 @@ const LAYER_RULES = [
   { folder: "src/sandbox", forbidden: ["../store/*", "../engine/*", "../api/*", "../mcp/*", "../browser/*", "better-sqlite3"] },
 ];
 
+/**
+ * SQLite's locks are POSIX locks: closing any descriptor of the database, -wal or -shm file drops
+ * every lock the process holds on it (decisions: "The database's files are SQLite's alone"). The
+ * product never opens a file by descriptor or copies one; whole-file reads and writes stay for its
+ * own files (migrations, the key file), and none of them is given a database path.
+ */
+const DESCRIPTOR_CALLS = ["open", "openSync", "close", "closeSync", "read", "readSync", "createReadStream", "createWriteStream", "copyFile", "copyFileSync", "cp", "cpSync"];
+const FILE_DESCRIPTOR_RULE = {
+  files: ["src/**/*.ts"],
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      ...["fs", "node:fs", "fs/promises", "node:fs/promises"].map((name) => ({
+        name,
+        importNames: DESCRIPTOR_CALLS,
+        message: "Only SQLite opens and closes the database's files; a descriptor closed here drops its locks (docs/decisions.md).",
+      })),
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ["dist/", "node_modules/", "scratch/", "test-artifacts/", "data/"] },
   js.configs.recommended,
@@ -39,4 +60,5 @@ export default tseslint.config(
       ],
     },
   })),
+  FILE_DESCRIPTOR_RULE,
 );

@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BUSY_TIMEOUT_MS } from "./busy.js";
 import { fileURLToPath } from "node:url";
@@ -12,10 +12,19 @@ const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..",
 /**
  * Opens (creating if needed) the SQLite file with WAL, an explicit `synchronous`
  * and foreign keys on, then applies pending migrations.
+ *
+ * Only SQLite opens and closes the database, `-wal` and `-shm` files (decisions: "The database's
+ * files are SQLite's alone"): its locks are POSIX locks, owned by the process, and closing any
+ * descriptor of one of those files drops every lock this process's connections hold on it. Another
+ * program closing its last connection would then think itself the last one, checkpoint and delete
+ * the journal under the running service. Here `fs` makes the directory and changes modes, nothing more.
  */
 export function openDatabase(file: string): Db {
-  if (file !== ":memory:") makePrivate(dirname(file), file);
+  const onDisk = file !== ":memory:" && file !== "";
+  if (onDisk) makePrivate(dirname(file));
   const db = new Database(file);
+  // Before the first read makes the -wal and -shm files: SQLite gives them the database file's mode.
+  if (onDisk) keepPrivate(file);
   db.pragma("journal_mode = WAL");
   // NORMAL is durable across application crashes in WAL mode; only an OS crash or
   // power loss can lose the last transactions, never corrupt the file.
@@ -24,6 +33,7 @@ export function openDatabase(file: string): Db {
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // Deleted rows (old idempotency records, replaced sessions) are overwritten, not left in free pages.
   db.pragma("secure_delete = ON");
+  if (onDisk) keepPrivate(file);
   migrate(db);
   keepStatements(db);
   return db;
@@ -54,15 +64,16 @@ function keepStatements(db: Db): void {
 }
 
 /**
- * The data dir is its owner's alone (DESIGN §10): the dir 0700, the database and its
- * -wal/-shm files 0600. The file is created 0600 before SQLite opens it, and SQLite gives
- * the -wal and -shm files the database file's mode.
+ * The data dir is its owner's alone (DESIGN §10): the dir 0700, made before any file in it. SQLite
+ * creates the database file in it; `keepPrivate` then sets that file and its -wal/-shm to 0600.
  */
-export function makePrivate(dir: string, file?: string): void {
+export function makePrivate(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
-  if (!file) return;
-  closeSync(openSync(file, "a", 0o600));
+}
+
+/** 0600 for the database file and whichever of its -wal and -shm exist: `chmod` by path, never an open. */
+function keepPrivate(file: string): void {
   for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
 }
 

@@ -45,13 +45,12 @@ export class Store {
   readonly events: EventRepository;
   readonly webhooks: WebhookRepository;
   readonly feedback: FeedbackRepository;
-  readonly #cache: ReadCache;
 
   constructor(
     readonly db: Db,
     sealer: Sealer,
   ) {
-    const cache = (this.#cache = new ReadCache(db));
+    const cache = new ReadCache(db);
     this.workspaces = new WorkspaceRepository(db, cache);
     this.accounts = new AccountRepository(db, sealer);
     this.actions = new ActionRepository(db, cache);
@@ -82,7 +81,6 @@ export class Store {
   }
 
   close(): void {
-    this.#cache.close();
     this.db.close();
   }
 }

@@ -1,8 +1,9 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { ScriptedExecutor } from "../helpers/scripted-executor.js";
+import { readRawFile } from "../helpers/raw-file.js";
 
 const PASSWORD = "correct-horse-battery-staple";
 const TOTP = "JBSWY3DPEHPK3PXP";
@@ -51,7 +52,7 @@ describe("secrets", () => {
   it("are encrypted at rest: the database files hold none of them in plain text", () => {
     h.store.db.pragma("wal_checkpoint(TRUNCATE)");
     for (const file of readdirSync(h.dir)) {
-      const bytes = readFileSync(join(h.dir, file)).toString("latin1");
+      const bytes = readRawFile(join(h.dir, file)).toString("latin1");
       for (const secret of [PASSWORD, NEW_PASSWORD, TOTP, h.adminKey, "session-for-", "424242"]) expect(bytes, file).not.toContain(secret);
     }
   });

@@ -4,6 +4,7 @@ import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
 import { EventStream, Receiver } from "./support.js";
+import { readRawFile } from "../helpers/raw-file.js";
 
 // Events (DESIGN §13) through a real service (real Chromium, SQLite, HTTP) and the sandbox: signed
 // webhooks to a real HTTP receiver, the SSE stream, and feedback with its sealed screenshot.
@@ -185,7 +186,7 @@ describe("feedback", () => {
     expect((await fetch(`${live.url}/v1/feedback/${sent.json.id}/screenshot`, { headers: { authorization: `Bearer ${operator}` } })).status).toBe(403);
     // Sealed at rest: no PNG anywhere in the data dir (database, WAL), in any encoding.
     for (const file of readdirSync(live.config.dataDir)) {
-      const bytes = readFileSync(join(live.config.dataDir, file));
+      const bytes = readRawFile(join(live.config.dataDir, file));
       expect(bytes.includes(Buffer.from("89504e470d0a1a0a", "hex")), file).toBe(false);
       expect(bytes.includes(Buffer.from("iVBORw0KGgo")), file).toBe(false);
     }

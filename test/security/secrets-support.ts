@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { readRawFile } from "../helpers/raw-file.js";
 
 // Support for the secrets scan (secrets-scan.test.ts): what a secret looks like in a few
 // cheap encodings, a byte scanner, a recorder of everything the service answered, and the
@@ -141,7 +142,7 @@ export function readTree(dir: string): DataFile[] {
     const entry: DataFile = { path, relative: relative(dir, path) || ".", mode: stat.mode & 0o777, isDirectory: stat.isDirectory(), bytes: undefined };
     out.push(entry);
     if (stat.isDirectory()) for (const name of readdirSync(path).sort()) visit(join(path, name));
-    else entry.bytes = readFileSync(path);
+    else entry.bytes = readRawFile(path);
   };
   visit(dir);
   return out;

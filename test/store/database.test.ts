@@ -2,7 +2,9 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadMasterKey, openDatabase } from "../../src/store/index.js";
+import { execFileSync } from "node:child_process";
+import { Sealer, Store, loadMasterKey, openDatabase } from "../../src/store/index.js";
+import { holdsLock } from "../helpers/locks.js";
 
 let dir: string;
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,5 +55,25 @@ describe("database", () => {
     for (const file of files) expect({ file, mode: statSync(join(data, file)).mode & 0o777 }).toEqual({ file, mode: 0o600 });
     db.close();
   });
-});
 
+  it("a second connection opened and a store closed in this process leave the first one's locks, so another program's close keeps the journal", () => {
+    dir = mkdtempSync(join(tmpdir(), "as-db-"));
+    const file = join(dir, "action-service.db");
+    const sealer = new Sealer(Buffer.alloc(32, 1));
+    const first = new Store(openDatabase(file), sealer);
+    first.db.prepare("CREATE TABLE t (x)").run();
+    // A second store (as the delivery thread opens one), read through its cache, then closed.
+    const second = new Store(openDatabase(file), sealer);
+    expect(second.workspaces.keyByHash("no-such-key")).toBeUndefined();
+    second.close();
+    expect(holdsLock(process.pid, file)).toBe(true);
+    expect(holdsLock(process.pid, `${file}-shm`)).toBe(true);
+    // Another program opens, reads and closes cleanly: it is not the last connection, so the journal stays.
+    execFileSync("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('SELECT count(*) FROM t').fetchone(); c.close()", file]);
+    expect(readdirSync(dir)).toEqual(expect.arrayContaining(["action-service.db-wal", "action-service.db-shm"]));
+    first.db.prepare("INSERT INTO t VALUES (1)").run();
+    const seen = execFileSync("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('SELECT count(*) FROM t').fetchone()[0]); c.close()", file], { encoding: "utf8" });
+    expect(seen.trim()).toBe("1");
+    first.close();
+  });
+});

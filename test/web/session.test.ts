@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
-import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Harness } from "../helpers/harness.js";
 import { WebClient, postForms, webHarness } from "./support.js";
+import { readRawFile } from "../helpers/raw-file.js";
 
 let h: Harness;
 let web: WebClient;
@@ -38,7 +38,7 @@ describe("signing in", () => {
     file.close();
     expect(stored).toHaveLength(1);
     expect(stored[0]).not.toBe(token);
-    expect(readFileSync(h.dbFile).includes(token)).toBe(false);
+    expect(readRawFile(h.dbFile).includes(token)).toBe(false);
   });
 
   it("a wrong or revoked key signs nobody in", async () => {
