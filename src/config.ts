@@ -90,6 +90,7 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_WARM_PAGES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(10_000).optional()),
   ACTION_SERVICE_WARM_PAGE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  ACTION_SERVICE_PAGE_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(3_600).default(30),
   ACTION_SERVICE_X402_FACILITATOR_URL: optional(z.url({ protocol: /^https?$/ })),
   ACTION_SERVICE_X402_NETWORK: optional(z.string().regex(/^eip155:[0-9]+$/, "must be an EVM network in CAIP-2 form, e.g. eip155:8453")),
   ACTION_SERVICE_X402_ASSET: optional(evmAddress),
@@ -128,6 +129,8 @@ export interface Config {
   /** Pages kept open between an account's actions at most (`ACTION_SERVICE_WARM_PAGES`; 0: none). */
   warmPages: number;
   warmPageSeconds: number;
+  /** How long one platform page may take to arrive (`ACTION_SERVICE_PAGE_TIMEOUT_SECONDS`, DESIGN §3). */
+  pageTimeoutSeconds: number;
   rateLimitPerMinute: number;
   logLevel: string;
   x402: X402Config;
@@ -189,6 +192,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     // As many pages as actions may run at once, unless said otherwise.
     warmPages: env.ACTION_SERVICE_WARM_PAGES ?? env.ACTION_SERVICE_MAX_CONCURRENT_ACTIONS,
     warmPageSeconds: env.ACTION_SERVICE_WARM_PAGE_SECONDS,
+    pageTimeoutSeconds: env.ACTION_SERVICE_PAGE_TIMEOUT_SECONDS,
     rateLimitPerMinute: env.ACTION_SERVICE_RATE_LIMIT_PER_MINUTE,
     logLevel: env.ACTION_SERVICE_LOG_LEVEL,
     x402: x402Config(env),

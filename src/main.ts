@@ -1,6 +1,6 @@
 import { serve, type ServerType } from "@hono/node-server";
 import type { Hono } from "hono";
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, Server } from "node:http";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { createApp } from "./api/app.js";
@@ -11,6 +11,7 @@ import type { ActionExecutor, PlatformInfo } from "./engine/executor.js";
 import type { IssuedKey } from "./engine/keys.js";
 import type { Logger } from "./engine/logger.js";
 import { RateLimiter } from "./engine/rate-limit.js";
+import { outlastClientKeepAlive } from "./http-keep-alive.js";
 import { Sealer, Store, loadMasterKey, openDatabase } from "./store/index.js";
 
 /** The parts a running service is made of; the CLI, the demo and tests compose them here. */
@@ -110,6 +111,7 @@ export function listen(
           }),
       }),
     );
+    outlastClientKeepAlive(server as Server);
     server.once("error", reject);
     server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (!onUpgrade?.(request, socket, head)) socket.destroy();

@@ -61,7 +61,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     logger: options.logger,
   });
   const { drivers, baseUrls } = enabledPlatforms(sandbox?.url ?? config.sandboxUrl, config.platforms);
-  const executor = new BrowserExecutor({ pool, drivers, baseUrls });
+  const executor = new BrowserExecutor({ pool, drivers, baseUrls, pageTimeoutMs: config.pageTimeoutSeconds * 1000 });
   let onUpgrade: ReturnType<typeof mountLive> | undefined;
   let mcp: McpHttpEndpoint | undefined;
   let hub: LiveHub | undefined;

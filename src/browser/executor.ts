@@ -5,14 +5,19 @@ import type { ActionExecutor, ExecutionContext } from "../engine/executor.js";
 import type { Driver, DriverContext } from "../platforms/driver.js";
 import { isSameUser, WrongUserFailure } from "./identity.js";
 import type { BrowserPool } from "./pool.js";
-import { isTimeout, settle, whenVisible } from "./settle.js";
+import { PageLoad } from "./page-load.js";
+import { isTimeout, judgeTimeout, settle, whenVisible, type PageRule } from "./settle.js";
 
 export interface BrowserExecutorOptions {
   pool: BrowserPool;
   drivers: readonly Driver[];
   /** Where each platform lives, by platform name (e.g. the sandbox's URL). */
   baseUrls: Readonly<Record<string, string>>;
+  /** How long one platform page may take to arrive (`ACTION_SERVICE_PAGE_TIMEOUT_SECONDS`); 30 s by default. */
+  pageTimeoutMs?: number;
 }
+
+const DEFAULT_PAGE_TIMEOUT_MS = 30_000;
 
 /**
  * Runs actions in the account's browser context: restores its session, opens a page,
@@ -32,6 +37,7 @@ export class BrowserExecutor implements ActionExecutor {
     const handler = driver?.actions[action.type];
     if (!driver || !handler) throw new ActionFailure("unsupported", `The ${action.platform} platform has no ${action.type} action.`);
     const { pool } = this.options;
+    const rule = this.#ruleOf(driver);
     const saved = execution.loadSession();
     const context = await pool.acquire(account.id, () => saved);
     let page: Page | undefined;
@@ -43,6 +49,7 @@ export class BrowserExecutor implements ActionExecutor {
     execution.signal.addEventListener("abort", closePage, { once: true });
     try {
       page = pool.takePage(account.id) ?? (await context.newPage());
+      followLoad(page, rule.pageTimeoutMs);
       await blockHosts(page, driver);
       this.pages.set(action.id, page);
       this.events.emit("page", action.id, page);
@@ -50,7 +57,7 @@ export class BrowserExecutor implements ActionExecutor {
         paused = true;
         return execution.challenge(...args);
       };
-      const driverContext = this.#driverContext({ ...execution, challenge }, driver, page, saved !== undefined);
+      const driverContext = this.#driverContext({ ...execution, challenge }, driver, page, saved !== undefined, rule);
       await driver.ensureSignedIn(driverContext);
       const result = await handler(driverContext);
       await this.#saveIfChanged(execution, context, saved);
@@ -67,8 +74,8 @@ export class BrowserExecutor implements ActionExecutor {
       const failure =
         error instanceof ActionFailure
           ? error
-          : isTimeout(error)
-            ? new ActionFailure("ui_changed", "The page did not respond as the driver expects.")
+          : isTimeout(error) && page
+            ? judgeTimeout(page, rule)
             : new ActionFailure("browser_error", "The browser failed while running the action.");
       if (!(error instanceof ActionFailure) && !isTimeout(error)) execution.logger.warn({ err: error }, "browser failed during the action");
       // What the page showed is what whoever reads the feedback needs to see.
@@ -103,7 +110,12 @@ export class BrowserExecutor implements ActionExecutor {
     }
   }
 
-  #driverContext(execution: ExecutionContext, driver: Driver, page: Page, hadSession: boolean): DriverContext {
+  /** The one rule for waiting on this driver's pages. */
+  #ruleOf(driver: Driver): PageRule {
+    return { pageTimeoutMs: this.options.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS, platformTitle: driver.platform.title };
+  }
+
+  #driverContext(execution: ExecutionContext, driver: Driver, page: Page, hadSession: boolean, rule: PageRule): DriverContext {
     const baseUrl = this.options.baseUrls[driver.platform.name];
     if (!baseUrl) throw new ActionFailure("browser_error", `No address is configured for the ${driver.platform.name} platform.`);
     return {
@@ -128,14 +140,15 @@ export class BrowserExecutor implements ActionExecutor {
         await execution.markConnected(profile);
       },
       markSignedOut: execution.markSignedOut,
-      settle: (states, options) => settle(page, states, driver.failures, options?.timeoutMs),
+      settle: (states, options) => settle(page, states, driver.failures, rule, options?.timeoutMs),
+      judgeTimeout: (error) => (isTimeout(error) ? judgeTimeout(page, rule) : undefined),
       whenVisible: (locator, signal) => whenVisible(page, locator, signal),
       open: async (pathOrUrl) => {
         const url = pathOrUrl.startsWith("/") ? baseUrl + pathOrUrl : pathOrUrl;
         try {
           await page.goto(url, { waitUntil: "commit" });
         } catch (error) {
-          throw unreachable(error, driver, url) ?? error;
+          throw unreachable(error, driver, url) ?? (isTimeout(error) ? judgeTimeout(page, rule) : error);
         }
       },
     };
@@ -181,6 +194,17 @@ async function keepScreenshot(execution: ExecutionContext, page: Page): Promise<
   } catch {
     // The page or its browser is gone: nothing to keep.
   }
+}
+
+/**
+ * Every wait of Playwright's on the page (a click's navigation, a fill, a `goto`) lasts the page
+ * timeout, and the page's arrival is followed from now on (`PageLoad`), so a timeout anywhere is
+ * judged by one rule (`judgeTimeout`).
+ */
+function followLoad(page: Page, pageTimeoutMs: number): void {
+  page.setDefaultTimeout(pageTimeoutMs);
+  page.setDefaultNavigationTimeout(pageTimeoutMs);
+  PageLoad.of(page);
 }
 
 /** Pages whose requests to blocked hosts are already aborted (a kept page is routed once). */

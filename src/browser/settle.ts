@@ -1,41 +1,73 @@
 import type { Locator, Page } from "playwright";
-import { ActionFailure } from "../domain/errors.js";
+import { ActionFailure, PlatformTimeout } from "../domain/errors.js";
 import type { FailureDetector } from "../platforms/driver.js";
+import { PageLoad } from "./page-load.js";
 
-/** How long a page may take to show an expected state before the driver is out of its depth. */
+/** How long a loaded page may take to show an expected state (its own scripts at work) before the driver is out of its depth. */
 export const DEFAULT_SETTLE_MS = 10_000;
 
+/** The one rule for every wait on a platform's page (DESIGN §3): how long a page may take to arrive, and whose it is. */
+export interface PageRule {
+  /** `ACTION_SERVICE_PAGE_TIMEOUT_SECONDS`, in ms. */
+  pageTimeoutMs: number;
+  platformTitle: string;
+}
+
 /**
- * Waits until one of `states` is visible, or a failure detector's state shows (then
- * fails the action with its code). Nothing recognisable in time is `ui_changed`: the
- * page does not look as the driver expects.
+ * Waits until one of `states` is visible, or a failure detector's state shows (then fails the action
+ * with its code). A page is judged only once it has loaded: while it is arriving (a navigation in
+ * flight, its document not loaded) it is waited for up to the page timeout, past which the platform
+ * did not answer (`PlatformTimeout`, never `ui_changed`); once loaded it has `settleMs` to show a
+ * state, counted from its load, and is looked at once more after the renderer has drawn a frame
+ * before it is called `ui_changed`: the page does not look as the driver expects.
  */
 export async function settle<K extends string>(
   page: Page,
   states: Record<K, Locator>,
   failures: readonly FailureDetector[],
-  timeoutMs: number = DEFAULT_SETTLE_MS,
+  rule: PageRule,
+  settleMs: number = DEFAULT_SETTLE_MS,
 ): Promise<K> {
   const named = Object.entries(states) as [K, Locator][];
   const detectors = failures.map((failure) => ({ failure, locator: failure.locate(page) }));
   const failing = either(detectors.map(({ locator }) => locator));
   const any = either([...named.map(([, locator]) => locator), ...(failing ? [failing] : [])])!;
-  const deadline = Date.now() + timeoutMs;
+  const load = PageLoad.of(page);
+  const started = performance.now();
   // The first expected state showing with no failure beside it, in one look (one round trip): an
   // element of the page that holds a visible one of the first and no visible one of the others.
   const first = named[0]!;
   const firstAlone = failing ? page.locator(":root").filter({ has: first[1].filter({ visible: true }), hasNot: failing.filter({ visible: true }) }) : first[1];
   // A page just navigated to is looked at once it is parsed: looked at sooner, it shows nothing
   // yet and Playwright's next look comes 20, then 50 ms later.
-  await page.waitForLoadState("domcontentloaded", { timeout: timeoutMs }).catch(() => undefined);
+  await page.waitForLoadState("domcontentloaded", { timeout: rule.pageTimeoutMs }).catch(() => undefined);
   if (await firstAlone.first().isVisible()) return first[0];
-  try {
-    await any.first().waitFor({ state: "visible", timeout: Math.max(1, deadline - Date.now()) });
-  } catch (error) {
-    if (isTimeout(error)) {
-      throw new ActionFailure("ui_changed", `The page at ${safeUrl(page)} did not show what the driver expects (${named.map(([name]) => name).join(", ")}).`);
-    }
-    throw error;
+  // One wait for any state, for as long as the page may still arrive and then settle; the loop below
+  // decides when to stop listening to it.
+  const shown = any
+    .first()
+    .waitFor({ state: "visible", timeout: 2 * rule.pageTimeoutMs + settleMs })
+    .then(
+      () => true,
+      (error: unknown) => {
+        if (isTimeout(error)) return false;
+        throw error;
+      },
+    );
+  void shown.catch(() => undefined);
+  const uiChanged = (): ActionFailure =>
+    new ActionFailure("ui_changed", `The page at ${safeUrl(page)} did not show what the driver expects (${named.map(([name]) => name).join(", ")}).`);
+  for (;;) {
+    const arriving = load.arrivingSince;
+    const until = arriving !== undefined ? arriving + rule.pageTimeoutMs : Math.max(started, load.loadedAt) + settleMs;
+    const left = until - performance.now();
+    const outcome = left <= 0 ? "waited" : await Promise.race([shown, load.nextChange().then(() => "changed" as const), sleep(left).then(() => "waited" as const)]);
+    if (outcome === true) break;
+    if (outcome === "changed") continue;
+    // Out of time, one way or the other: a page still arriving did not answer; a loaded one is judged.
+    if (load.arrivingSince !== undefined) throw platformTimeout(page, rule);
+    if (await lookedAtRendered(page, any, rule)) break;
+    throw uiChanged();
   }
   if (await firstAlone.first().isVisible()) return first[0];
   // A failure state wins over any other expected one.
@@ -44,7 +76,40 @@ export async function settle<K extends string>(
   if (failure) throw new ActionFailure(failure.failure.code, failure.failure.message);
   for (const [name, locator] of named.slice(1)) if (await locator.first().isVisible()) return name;
   // The state flickered away between the wait and the check: look again.
-  return settle(page, states, failures, Math.max(1, deadline - Date.now()));
+  return settle(page, states, failures, rule, Math.max(1, settleMs - (performance.now() - started)));
+}
+
+/** The platform did not answer: its page is still arriving past the page timeout. */
+export function platformTimeout(page: Page, rule: PageRule): PlatformTimeout {
+  return new PlatformTimeout(Math.round(rule.pageTimeoutMs / 1000), rule.platformTitle, safeUrl(page));
+}
+
+/**
+ * A Playwright timeout met anywhere on a platform's page (a click whose navigation never came, a
+ * `goto`): the platform did not answer when the page is still arriving, else the page did not
+ * respond as the driver expects.
+ */
+export function judgeTimeout(page: Page, rule: PageRule): ActionFailure {
+  if (PageLoad.of(page).arrivingSince !== undefined) return platformTimeout(page, rule);
+  return new ActionFailure("ui_changed", `The page at ${safeUrl(page)} did not respond as the driver expects.`);
+}
+
+/**
+ * The last look before `ui_changed`: once the renderer has run a frame (or a task) after the wait,
+ * so a page whose renderer waited for CPU is seen as it is now. A renderer that does not answer
+ * within the page timeout is a platform page that did not arrive.
+ */
+async function lookedAtRendered(page: Page, any: Locator, rule: PageRule): Promise<boolean> {
+  const drawn = page
+    .evaluate(() => new Promise<void>((resolve) => (requestAnimationFrame(() => resolve()), setTimeout(resolve, 100))))
+    .then(() => true, () => false);
+  if (!(await Promise.race([drawn, sleep(rule.pageTimeoutMs).then(() => false)]))) throw platformTimeout(page, rule);
+  return any.first().isVisible();
+}
+
+/** A wait that keeps no process alive. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
 }
 
 /** Any of the locators, or undefined for none. */
@@ -64,7 +129,7 @@ export function isTimeout(error: unknown): boolean {
 export function safeUrl(page: Page): string {
   try {
     const url = new URL(page.url());
-    return `${url.origin}${url.pathname}`;
+    return url.origin === "null" ? `${url.protocol}${url.pathname}` : `${url.origin}${url.pathname}`;
   } catch {
     return "about:blank";
   }

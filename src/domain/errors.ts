@@ -77,6 +77,23 @@ export class ActionFailure extends Error {
   }
 }
 
+/**
+ * The platform did not answer within the page timeout (DESIGN §3, "slow is not broken"): its page was
+ * still on its way, so nothing can be said of how it looks (never `ui_changed`). `browser_error`, the
+ * seed's code for a run the browser could not finish ("retry; if it repeats, send feedback"); free
+ * when it happened before the commit point.
+ */
+export class PlatformTimeout extends ActionFailure {
+  constructor(
+    readonly seconds: number,
+    platformTitle: string,
+    where: string,
+  ) {
+    super("browser_error", `The ${platformTitle} platform did not answer within ${seconds} s: ${where} had not loaded.`);
+    this.name = "PlatformTimeout";
+  }
+}
+
 /** Request-level errors (seed §7 "Request errors") and their HTTP statuses. */
 export const REQUEST_ERRORS = {
   malformed_request: 400,

@@ -127,7 +127,7 @@ export class Engine {
     };
     const { thread, ...dispatcher } = options.webhooks ?? { allowPrivate: false };
     this.#webhooks = thread
-      ? new WebhookThread(thread, dispatcher, logger, () => this.core.publicUrl)
+      ? new WebhookThread(options.store, thread, dispatcher, logger, () => this.core.publicUrl)
       : new WebhookDispatcher({ store: options.store, clock, logger, publicUrl: () => this.core.publicUrl }, dispatcher);
     this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }

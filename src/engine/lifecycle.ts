@@ -10,7 +10,8 @@ import { recordActionEvent } from "./outbox.js";
 /** How an action ends. */
 export type Outcome =
   | { status: "succeeded"; result: Record<string, unknown> }
-  | { status: "failed"; code: ActionErrorCode; message?: string }
+  /** `freeBeforeCommit`: no charge when the action had not reached its commit point (the platform did not answer). */
+  | { status: "failed"; code: ActionErrorCode; message?: string; freeBeforeCommit?: boolean }
   | { status: "canceled" };
 
 /**
@@ -91,7 +92,8 @@ export class Lifecycle {
       if (!action || isTerminal(action.status) || (guard && !guard(action))) return false;
       const now = this.now();
       const code = outcome.status === "failed" ? outcome.code : undefined;
-      const charged = action.held && isCharged(outcome.status, code, action.type);
+      const freeBeforeCommit = outcome.status === "failed" && outcome.freeBeforeCommit === true && !action.committed_at;
+      const charged = action.held && !freeBeforeCommit && isCharged(outcome.status, code, action.type);
       if (action.held && !charged) {
         this.store.ledger.append({ workspace_id: action.workspace_id, kind: "release", amount: action.price, action_id: action.id, created_at: now });
       }

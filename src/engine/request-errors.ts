@@ -3,13 +3,19 @@ import { isBusy } from "../store/busy.js";
 
 /**
  * The request error an exception stands for, if any: an AppError as it is, and a locked
- * database (another process holding a write lock past the busy timeout) as a 503 —
- * nothing was changed, so the client may simply retry. Anything else is a bug (500).
+ * database as a 503 — nothing was changed, so the client may simply retry. The lock is another
+ * program's: in a service process every write (the runner's, the delivery thread's, the
+ * requests') is a short synchronous transaction on the main thread's one connection, so a request
+ * never waits on the service's own writers. Anything else is a bug (500).
  */
 export function asAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
   if (isBusy(error)) {
-    return new AppError("service_unavailable", "The database is busy (another process holds a lock); nothing was changed. Retry in a moment.", { retry_after: 1 });
+    return new AppError(
+      "service_unavailable",
+      "Another program holds the database's write lock (another action-service process on the same data directory, a sqlite3 session or a backup); nothing was changed. Retry in a moment.",
+      { retry_after: 1 },
+    );
   }
   return undefined;
 }

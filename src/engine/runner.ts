@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { LIVE_LINK_TTL_MS, MAX_REFUSED_ANSWERS } from "../domain/challenges.js";
-import { ActionFailure } from "../domain/errors.js";
+import { ActionFailure, PlatformTimeout } from "../domain/errors.js";
 import { isTerminal } from "../domain/status.js";
 import { isBusy, retryWhileBusy } from "../store/busy.js";
 import { randomToken } from "../store/crypto.js";
@@ -272,7 +272,8 @@ export class Runner {
       this.options.logger.error({ err: error, action_id: run.action.id }, "action failed in the browser");
     }
     const first = error instanceof ActionFailure ? error.message : "The browser failed while running the action.";
-    return { status: "failed", code: "browser_error", message: `${first} ${this.#commitNote(run.action.id)}` };
+    const message = `${first} ${this.#commitNote(run.action.id)}`;
+    return { status: "failed", code: "browser_error", message, ...(error instanceof PlatformTimeout ? { freeBeforeCommit: true } : {}) };
   }
 
   #commitNote(actionId: string): string {

@@ -1,18 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { retryWhileBusy } from "../store/busy.js";
 import type { Store, WebhookDeliveryRecord } from "../store/index.js";
 import type { Clock } from "./clock.js";
 import type { Logger } from "./logger.js";
 import { presentEvent } from "./webhooks.js";
-import { postWebhook, type AttemptResult } from "./webhook-target.js";
-
-/** After a failed attempt, the wait before the next: the first retry within 10 s, then growing. */
-export const RETRY_DELAYS_MS = [5, 30, 120, 600, 1_800, 3_600, 7_200, 14_400, 28_800, 43_200].map((seconds) => seconds * 1000);
-/** A delivery is retried this long (≥ 24 h) before it is given up… */
-export const GIVE_UP_AFTER_MS = 72 * 60 * 60 * 1000;
-/** …and an endpoint whose every attempt has failed this long is disabled. */
-export const DISABLE_AFTER_MS = 72 * 60 * 60 * 1000;
+import { postWebhook } from "./webhook-target.js";
+import { writeHere, type Attempt, type DeliveryWriter } from "./webhook-writes.js";
 
 const LEASE_MS = 60_000;
 const BATCH = 32;
@@ -24,20 +17,21 @@ export interface DispatcherOptions {
   allowPrivate: boolean;
   intervalMs?: number;
   timeoutMs?: number;
-  /** The waits between attempts (tests shorten them); `RETRY_DELAYS_MS` by default. */
+  /** The waits between attempts (tests shorten them); `RETRY_DELAYS_MS` (`webhook-writes.ts`) by default. */
   retryDelaysMs?: readonly number[];
 }
 
 /** What the dispatcher works with: in the engine's process, or on its own thread (`webhook-thread.ts`). */
 export interface DispatcherParts {
+  /** Where deliveries and their events are read (and written, unless `write` is given). */
   store: Store;
+  /** Who does the claims and records (`webhook-writes.ts`): by default `store`'s connection; on the thread, the main thread. */
+  write?: DeliveryWriter;
   clock: Clock;
   logger: Logger;
   /** This process's public URL, for the live links in `needs_input` events. */
   publicUrl(): string;
 }
-
-type Attempt = { delivery: WebhookDeliveryRecord; result: AttemptResult };
 
 /**
  * Sends the outbox's webhook deliveries (DESIGN §13) from the store: each claimed with a lease, so
@@ -51,11 +45,14 @@ export class WebhookDispatcher {
   #again = false;
   #stopped = false;
   readonly #signers = new Map<string, Webhook>();
+  readonly #write: DeliveryWriter;
 
   constructor(
     private readonly parts: DispatcherParts,
     private readonly options: DispatcherOptions,
-  ) {}
+  ) {
+    this.#write = parts.write ?? writeHere(parts.store);
+  }
 
   start(): void {
     this.#stopped = false;
@@ -90,15 +87,13 @@ export class WebhookDispatcher {
 
   /** Claims a batch, sends it, and records every outcome in one transaction; until nothing is due. */
   async #drain(): Promise<void> {
-    const { store, clock } = this.parts;
+    const { clock } = this.parts;
     for (;;) {
       const now = clock.now();
-      const claimed = await retryWhileBusy(() =>
-        store.transaction(() => store.webhooks.claimDue(now.toISOString(), this.#id, new Date(now.getTime() + LEASE_MS).toISOString(), BATCH)),
-      );
+      const claimed = await this.#write("claim", { runnerId: this.#id, now: now.toISOString(), leaseUntil: new Date(now.getTime() + LEASE_MS).toISOString(), limit: BATCH });
       if (claimed.length === 0 || this.#stopped) return;
       const attempts = (await Promise.all(claimed.map((delivery) => this.#deliver(delivery)))).filter((attempt) => attempt !== undefined);
-      await retryWhileBusy(() => store.transaction(() => this.#record(attempts)));
+      await this.#write("record", { runnerId: this.#id, now: clock.now().toISOString(), retryDelaysMs: this.options.retryDelaysMs, attempts });
     }
   }
 
@@ -123,30 +118,5 @@ export class WebhookDispatcher {
       this.#signers.set(endpointId, signer);
     }
     return signer;
-  }
-
-  #record(attempts: readonly Attempt[]): void {
-    const { store, clock } = this.parts;
-    const now = clock.now();
-    const iso = now.toISOString();
-    const delays = this.options.retryDelaysMs ?? RETRY_DELAYS_MS;
-    for (const { delivery, result } of attempts) {
-      const status = "status" in result ? result.status : undefined;
-      const error = "error" in result ? result.error : undefined;
-      if (status !== undefined && status >= 200 && status < 300) {
-        store.webhooks.recordAttempt(delivery.id, this.#id, { state: "succeeded", status, error: undefined, nextAttemptAt: iso, now: iso });
-        store.webhooks.markHealthy(delivery.endpoint_id);
-        continue;
-      }
-      const givenUp = now.getTime() - Date.parse(delivery.created_at) >= GIVE_UP_AFTER_MS;
-      const delay = delays[Math.min(delivery.attempts, delays.length - 1)]!;
-      store.webhooks.recordAttempt(delivery.id, this.#id, { state: givenUp ? "failed" : "pending", status, error, nextAttemptAt: new Date(now.getTime() + delay).toISOString(), now: iso });
-      store.webhooks.markFailing(delivery.endpoint_id, iso);
-      const endpoint = store.webhooks.endpoint(delivery.endpoint_id);
-      if (endpoint?.failing_since && !endpoint.disabled_at && now.getTime() - Date.parse(endpoint.failing_since) >= DISABLE_AFTER_MS) {
-        const reason = `Every delivery since ${endpoint.failing_since} failed (last: ${status !== undefined ? `HTTP ${status}` : error}).`;
-        store.webhooks.disable(endpoint.id, reason, iso);
-      }
-    }
   }
 }

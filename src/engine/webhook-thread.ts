@@ -1,9 +1,11 @@
 import { Worker } from "node:worker_threads";
+import type { Store } from "../store/index.js";
 import type { DispatcherOptions } from "./webhook-dispatcher.js";
 import type { Logger } from "./logger.js";
 import type { WorkerInput, WorkerMessage } from "./webhook-worker.js";
+import { answerWrite, type WriteRequest } from "./webhook-writes.js";
 
-/** Where the dispatcher's thread finds the store. */
+/** Where the delivery thread opens its own connection to the store (for reads: its writes are the main thread's). */
 export interface ThreadStore {
   databaseFile: string;
   masterKey: Buffer;
@@ -17,10 +19,12 @@ const FROM_SOURCE = import.meta.url.endsWith(".ts");
 const ENTRY = new URL(`./webhook-worker.${FROM_SOURCE ? "ts" : "js"}`, import.meta.url);
 
 /**
- * Runs the webhook dispatcher on its own thread with its own connection to the store, at a lower
- * CPU priority than the process's other threads: signing, sending and recording deliveries never
- * wait on the event loop that drives the pages, and on a busy machine the pages come first (a
- * backlog of deliveries is worked off once the load passes). A thread that dies is started again.
+ * Runs the webhook dispatcher on its own thread, at a lower CPU priority than the process's other
+ * threads: reading, signing and sending deliveries never wait on the event loop that drives the
+ * pages, and on a busy machine the pages come first (a backlog of deliveries is worked off once the
+ * load passes). Its writes (claims, records) it asks of this thread, which does them on the
+ * engine's connection: a thread starved of CPU while holding the write lock would make every
+ * request wait for it (priority inversion). A thread that dies is started again.
  */
 export class WebhookThread {
   #worker: Worker | undefined;
@@ -28,6 +32,8 @@ export class WebhookThread {
   #restart: NodeJS.Timeout | undefined;
 
   constructor(
+    /** The engine's store, on which this thread does the delivery thread's writes. */
+    private readonly main: Store,
     private readonly store: ThreadStore,
     private readonly options: DispatcherOptions,
     private readonly logger: Logger,
@@ -47,6 +53,8 @@ export class WebhookThread {
       ? new Worker(`import("tsx/esm/api").then(({ register }) => { register(); return import(${JSON.stringify(ENTRY.href)}); });`, { eval: true, workerData: input })
       : new Worker(ENTRY, { workerData: input });
     this.#worker = worker;
+    // The thread's only messages are write requests: each is one short transaction here, answered by id.
+    worker.on("message", (request: WriteRequest) => void answerWrite(this.main, request).then((reply) => worker.postMessage(reply)));
     worker.on("error", (error) => this.logger.warn({ err: error }, "the webhook delivery thread failed; it is started again"));
     worker.on("exit", (code) => {
       if (this.#worker === worker) this.#worker = undefined;

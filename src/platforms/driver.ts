@@ -1,6 +1,6 @@
 import type { Locator, Page } from "playwright";
 import type { ActionType } from "../domain/actions.js";
-import type { ActionErrorCode } from "../domain/errors.js";
+import type { ActionErrorCode, ActionFailure } from "../domain/errors.js";
 import type { ExecutionContext, PlatformInfo } from "../engine/executor.js";
 import { ensureSignedIn, type SignInSpec } from "./sign-in.js";
 
@@ -23,8 +23,16 @@ export interface DriverContext extends Pick<
    * response has started; `settle` then waits for what the driver needs, not for every asset.
    */
   open(pathOrUrl: string): Promise<void>;
-  /** Waits for one of the named page states, checking the driver's failure detectors all along. */
+  /**
+   * Waits for one of the named page states, checking the driver's failure detectors all along. The
+   * page may take the page timeout to arrive; once loaded, `timeoutMs` (10 s by default) to show a state.
+   */
   settle<K extends string>(states: Record<K, Locator>, options?: { timeoutMs?: number }): Promise<K>;
+  /**
+   * What an error thrown on the page means when it is a Playwright timeout: the platform did not
+   * answer (the page still arriving), or `ui_changed`; undefined for any other error.
+   */
+  judgeTimeout(error: unknown): ActionFailure | undefined;
   /**
    * Resolves once `locator` shows on a page left waiting for a person (a challenge's
    * `resolvedOnPage`): looked for at each load and every few seconds, cheap for many paused pages.

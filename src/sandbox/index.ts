@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
+import { outlastClientKeepAlive } from "../http-keep-alive.js";
 import { createSandboxApp } from "./app.js";
 
 export { createSandboxApp, MAX_BODY_BYTES, type SandboxAppOptions } from "./app.js";
@@ -31,6 +32,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const host = options.host ?? "127.0.0.1";
   const app = createSandboxApp(options.clock ? { clock: options.clock } : {});
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
+  outlastClientKeepAlive(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? DEFAULT_SANDBOX_PORT, host, () => {

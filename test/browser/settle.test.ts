@@ -2,8 +2,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { settle } from "../../src/browser/settle.js";
-import { ActionFailure } from "../../src/domain/errors.js";
+import { PageLoad } from "../../src/browser/page-load.js";
+import { judgeTimeout, settle, type PageRule } from "../../src/browser/settle.js";
+import { ActionFailure, PlatformTimeout } from "../../src/domain/errors.js";
 import type { FailureDetector } from "../../src/platforms/driver.js";
 import { launchChromium } from "../sandbox/support.js";
 
@@ -14,6 +15,8 @@ const PAGES: Record<string, string> = {
   "/slow-down": "<h1>Feed</h1><h2>Slow down</h2>",
   "/hidden-warning": "<h1>Feed</h1><h2 hidden>Slow down</h2><p class=\"gone\" style=\"display: none\">Gone</p>",
   "/blank": "<p>Nothing here</p>",
+  // Parsed at once; its app draws the page once everything has loaded, and a part of it comes 1.5 s late.
+  "/app": "<p>Loading</p><img src=\"/silent/1500/part\"><script>addEventListener('load', () => document.body.insertAdjacentHTML('beforeend', '<h1>Feed</h1>'))</script>",
 };
 
 const DETECTORS: FailureDetector[] = [
@@ -33,6 +36,15 @@ const states = (p: Page) => ({ signedIn: p.getByRole("heading", { name: "Feed" }
 beforeAll(async () => {
   server = createServer((request, response) => {
     response.setHeader("content-type", "text/html");
+    // /held/<ms>/<path>: the page begins at once and ends after <ms>; /silent/<ms>/<path>: nothing at all until then.
+    const slow = /^\/(held|silent)\/(\d+)(\/.*)$/.exec(request.url ?? "");
+    if (slow) {
+      if (slow[1] === "held") response.write("<!doctype html><title>t</title><p>Loading");
+      const rest = `${slow[1] === "silent" ? "<!doctype html><title>t</title>" : ""}${PAGES[slow[3]!] ?? ""}<form method="post" action="/silent/60000/feed"><button>Send</button></form>`;
+      const timer = setTimeout(() => response.end(rest), Number(slow[2]));
+      response.on("close", () => clearTimeout(timer));
+      return;
+    }
     if (request.url === "/streamed") {
       response.write("<!doctype html><title>t</title><p>Loading</p>");
       setTimeout(() => response.end("<h1>Feed</h1>"), 300);
@@ -44,6 +56,8 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   browser = await launchChromium();
   page = await browser.newPage();
+  // As the executor does for every page it takes: its arrival is followed from the first navigation.
+  PageLoad.of(page);
 });
 
 afterAll(async () => {
@@ -51,9 +65,11 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-async function settleAt(path: string, timeoutMs?: number): Promise<string> {
+const RULE: PageRule = { pageTimeoutMs: 30_000, platformTitle: "Test" };
+
+async function settleAt(path: string, timeoutMs?: number, rule: PageRule = RULE): Promise<string> {
   await page.goto(base + path, { waitUntil: "commit" });
-  return settle(page, states(page), DETECTORS, timeoutMs);
+  return settle(page, states(page), DETECTORS, rule, timeoutMs);
 }
 
 describe("settle", () => {
@@ -81,5 +97,36 @@ describe("settle", () => {
     const failure = await settleAt("/blank", 500).catch((error: unknown) => error);
     expect((failure as ActionFailure).code).toBe("ui_changed");
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("judges a page only once it has loaded: a platform slower than the settle time is waited for, not called ui_changed", async () => {
+    // The settle time (300 ms) is counted from the page's load; the page took 1.5 s to arrive…
+    expect(await settleAt("/held/1500/feed", 300)).toBe("signedIn");
+    // …or was parsed at once and loaded 1.5 s later, when its app drew it.
+    expect(await settleAt("/app", 300)).toBe("signedIn");
+  });
+
+  it("a page still arriving past the page timeout is the platform not answering, with the seconds in the message, never ui_changed", async () => {
+    const failure = await settleAt("/held/60000/feed", 300, { pageTimeoutMs: 1_000, platformTitle: "Test" }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(PlatformTimeout);
+    expect((failure as ActionFailure).code).toBe("browser_error");
+    expect((failure as ActionFailure).message).toMatch(/^The Test platform did not answer within 1 s: http:\/\/127\.0\.0\.1:\d+\/held\/60000\/feed had not loaded\.$/);
+  });
+
+  it("a click whose page never comes is judged by the same rule: the platform did not answer; on a loaded page, ui_changed", async () => {
+    await page.goto(`${base}/silent/0/feed`);
+    const clicked = await page
+      .getByRole("button", { name: "Send" })
+      .click({ timeout: 1_000 })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect((clicked as Error).name).toBe("TimeoutError");
+    const judged = judgeTimeout(page, { pageTimeoutMs: 1_000, platformTitle: "Test" });
+    expect(judged).toBeInstanceOf(PlatformTimeout);
+    expect(judged.message).toContain("did not answer within 1 s");
+    await page.goto(`${base}/feed`);
+    expect(judgeTimeout(page, RULE).code).toBe("ui_changed");
   });
 });

@@ -5,8 +5,10 @@ import { toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import ganache from "ganache";
 import { Hono } from "hono";
+import type { Server } from "node:http";
 import { createWalletClient, defineChain, getAddress, http, publicActions, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { outlastClientKeepAlive } from "../../http-keep-alive.js";
 import { compileContracts } from "./contracts.js";
 
 /** The standard Multicall3 address: the facilitator diagnoses refused payments through it. */
@@ -177,6 +179,7 @@ function facilitatorApp(facilitator: x402Facilitator): Hono {
 function listen(app: Hono, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname, port }, () => resolve(server));
+    outlastClientKeepAlive(server as Server);
     server.once("error", reject);
   });
 }

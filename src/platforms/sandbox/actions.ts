@@ -75,7 +75,7 @@ export const sendMessage: ActionHandler = async (context) => {
   await PAGES.messageBox(page).fill(text);
   await context.commit();
   await PAGES.sendButton(page).click();
-  await page.waitForURL(/#message-/, { timeout: 10_000 }).catch(() => undefined);
+  await page.waitForURL(/#message-/).catch(() => undefined);
   await submitted(context, PAGES.conversation(page));
   const url = new URL(page.url());
   return { conversation_id: idFromUrl(context), message_id: url.hash.replace(/^#message-/, "") };
@@ -98,6 +98,9 @@ export const browserSteps: ActionHandler = async (context) => {
     } catch (error) {
       // A closed page is the browser failing (crash, cancel), not a step the page could not do.
       if (error instanceof ActionFailure || page.isClosed()) throw error;
+      // A step that timed out while the platform's page was still arriving: the platform did not answer.
+      const judged = context.judgeTimeout(error);
+      if (judged && judged.code !== "ui_changed") throw judged;
       throw new ActionFailure("ui_changed", `Step ${index + 1} (${Object.keys(step)[0]}) could not be done on ${new URL(page.url()).pathname}.`);
     }
   }
@@ -106,13 +109,13 @@ export const browserSteps: ActionHandler = async (context) => {
 
 async function runStep(context: DriverContext, step: BrowserStep, extracted: Record<string, string>): Promise<void> {
   const { page } = context;
-  const timeout = 10_000;
+  // Each step waits as long as a page may take (the page timeout), unless it says otherwise.
   if ("goto" in step) await page.goto(sameOrigin(context, step.goto));
-  else if ("click" in step) await page.locator(step.click).first().click({ timeout });
-  else if ("fill" in step) await page.locator(step.fill).first().fill(step.value, { timeout });
-  else if ("press" in step) await (step.selector ? page.locator(step.selector).first().press(step.press, { timeout }) : page.keyboard.press(step.press));
-  else if ("wait_for" in step) await page.locator(step.wait_for).first().waitFor({ state: "visible", timeout: step.timeout_ms ?? timeout });
-  else extracted[step.as] = (await page.locator(step.extract_text).first().innerText({ timeout })).trim();
+  else if ("click" in step) await page.locator(step.click).first().click();
+  else if ("fill" in step) await page.locator(step.fill).first().fill(step.value);
+  else if ("press" in step) await (step.selector ? page.locator(step.selector).first().press(step.press) : page.keyboard.press(step.press));
+  else if ("wait_for" in step) await page.locator(step.wait_for).first().waitFor({ state: "visible", ...(step.timeout_ms === undefined ? {} : { timeout: step.timeout_ms }) });
+  else extracted[step.as] = (await page.locator(step.extract_text).first().innerText()).trim();
   for (const failure of [PAGES.signIn(page)]) {
     if (await failure.isVisible()) throw new ActionFailure("signed_out", "The platform signed the account out during the steps.");
   }
