@@ -11,6 +11,8 @@ export class PageLoad {
   /** Main-frame navigation requests in flight (a form sent, a link followed, `goto`). */
   readonly #navigations = new Set<Request>();
   #arrivingSince: number | undefined;
+  /** A `load` seen while a navigation's request was still finishing (its events may come in either order). */
+  #loadSeen = false;
   #loadedAt = performance.now();
   #changed: (() => void)[] = [];
 
@@ -19,13 +21,14 @@ export class PageLoad {
       if (!this.#isNavigation(request)) return;
       this.#navigations.add(request);
       this.#arrivingSince ??= performance.now();
+      this.#loadSeen = false;
       this.#notify();
     });
-    page.on("requestfinished", (request) => this.#navigationEnded(request));
-    page.on("requestfailed", (request) => this.#navigationEnded(request));
+    page.on("requestfinished", (request) => this.#navigationEnded(request, false));
+    page.on("requestfailed", (request) => this.#navigationEnded(request, true));
     page.on("load", () => {
-      if (this.#navigations.size > 0) return;
-      this.#loaded();
+      if (this.#navigations.size > 0) this.#loadSeen = true;
+      else this.#loaded();
     });
   }
 
@@ -60,24 +63,31 @@ export class PageLoad {
   }
 
   /**
-   * A navigation's response is in (or it failed, or another replaced it). Its document's `load` may
-   * have been seen first; a response without a document (204, a download) or a failed request
-   * leaves the page as it was: loaded.
+   * Whether the page is still arriving, asked once more of the page itself before it is called too
+   * slow: a navigation answered without a new document (204, a download) ends with no `load`.
    */
-  #navigationEnded(request: Request): void {
+  async stillArriving(): Promise<boolean> {
+    if (this.#arrivingSince === undefined) return false;
+    if (this.#navigations.size > 0) return true;
+    const state = await this.page.evaluate(() => document.readyState).catch(() => "loading");
+    if (state !== "complete" || this.#navigations.size > 0) return this.#arrivingSince !== undefined;
+    this.#loaded();
+    return false;
+  }
+
+  /**
+   * A navigation's response is in, or it failed (another replaced it, the network refused it). Once
+   * none is left: a failed one leaves the page as it was; a finished one's document is loaded when
+   * its `load` came first, else its `load` is still to come.
+   */
+  #navigationEnded(request: Request, failed: boolean): void {
     if (!this.#navigations.delete(request) || this.#navigations.size > 0) return;
-    void this.page
-      .evaluate(() => document.readyState)
-      .then(
-        (state) => {
-          if (state === "complete" && this.#navigations.size === 0) this.#loaded();
-        },
-        () => undefined,
-      );
+    if (failed || this.#loadSeen) this.#loaded();
   }
 
   #loaded(): void {
     this.#arrivingSince = undefined;
+    this.#loadSeen = false;
     this.#loadedAt = performance.now();
     this.#notify();
   }

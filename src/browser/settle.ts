@@ -65,7 +65,10 @@ export async function settle<K extends string>(
     if (outcome === true) break;
     if (outcome === "changed") continue;
     // Out of time, one way or the other: a page still arriving did not answer; a loaded one is judged.
-    if (load.arrivingSince !== undefined) throw platformTimeout(page, rule);
+    if (load.arrivingSince !== undefined) {
+      if (await load.stillArriving()) throw platformTimeout(page, rule);
+      continue;
+    }
     if (await lookedAtRendered(page, any, rule)) break;
     throw uiChanged();
   }
