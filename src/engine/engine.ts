@@ -9,6 +9,7 @@ import { requirePermission, visibleAccount, visibleAction } from "./access.js";
 import * as accounts from "./accounts.js";
 import * as actions from "./actions.js";
 import { systemClock, type Clock } from "./clock.js";
+import { openFromClient, sealForClient } from "./client-tokens.js";
 import type { EngineCore } from "./core.js";
 import { paramsSchema, type ActionExecutor, type PlatformInfo } from "./executor.js";
 import { createActionOnce, purgeExpiredKeys, settleAbandoned } from "./idempotency.js";
@@ -268,6 +269,16 @@ export class Engine {
     return authenticate(this.core.store, key);
   }
 
+  /** A value sealed for a client to hand back (`client-tokens.ts`). */
+  sealForClient(payload: unknown, purpose: string): string {
+    return sealForClient(this.core.store, payload, purpose);
+  }
+
+  /** What `sealForClient` sealed for `purpose`, or undefined for a token that is not one. */
+  openFromClient(token: string, purpose: string): unknown {
+    return openFromClient(this.core.store, token, purpose);
+  }
+
   /** The local owner (stdio MCP): admin of the first workspace, created when the data dir is empty. */
   ownerPrincipal(): Principal {
     const workspace = this.core.store.workspaces.first() ?? this.issueKey({ role: "admin" }).workspace;
@@ -304,6 +315,10 @@ export class Engine {
   getAction(principal: Principal, actionId: string): ActionRecord {
     requirePermission(principal, "read");
     return visibleAction(this.core.store, principal, actionId);
+  }
+  /** Whether `principal` may read `action` (its workspace, an account its key may act on), without throwing. */
+  mayRead(principal: Principal, action: ActionRecord): boolean {
+    return action.workspace_id === principal.workspaceId && (principal.accountIds === undefined || principal.accountIds.includes(action.account_id));
   }
   listActions(principal: Principal, query: actions.ListActions): { data: ActionRecord[]; next_cursor?: string } {
     return actions.listActions(this.core, principal, query);

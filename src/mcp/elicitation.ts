@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestId, Server } from "@modelcontextprotocol/server";
 import { HOW_TO_ANSWER } from "../domain/challenges.js";
 import type { Principal } from "../domain/keys.js";
 import type { PublicAction } from "../domain/public.js";
@@ -18,9 +17,10 @@ interface OpenElicitation {
 const ELICITATION_TIMEOUT_MS = 10 * 60 * 1000;
 
 /**
- * Offers challenges as URL-mode elicitations to clients that declare
+ * Offers challenges as URL-mode elicitations to 2025-era clients that declare
  * `elicitation.url`, and tells them (`notifications/elicitation/complete`) once the
- * action leaves needs_input. The tool result carries the challenge either way.
+ * action leaves needs_input. The tool result carries the challenge either way. (The 2026
+ * era has no server-to-client requests: there a challenge is `input_required`, `input-required.ts`.)
  */
 export class ChallengeElicitor {
   readonly #open = new Map<string, OpenElicitation>();

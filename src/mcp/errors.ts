@@ -1,9 +1,8 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode, type CallToolResult } from "@modelcontextprotocol/server";
 import type { AppError } from "../domain/errors.js";
 import { asAppError } from "../engine/request-errors.js";
 
-/** JSON-RPC code of "resource not found" in the MCP spec. */
+/** JSON-RPC code of "resource not found" in the 2025 spec; the SDK sends it as -32602 in both eras, as the 2026-07-28 revision says. */
 const RESOURCE_NOT_FOUND = -32002;
 
 const INTERNAL = "internal_error: Something went wrong on our side; the call may be retried.";
@@ -23,28 +22,13 @@ export function toolError(error: unknown): CallToolResult {
   return { isError: true, content: [{ type: "text", text }] };
 }
 
-/**
- * A JSON-RPC error whose message is sent as it is: `McpError` puts "MCP error <code>: " into its
- * message, and the client's `McpError` adds it again ("MCP error -32602: MCP error -32602: …").
- */
-export class ProtocolError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-    this.name = "ProtocolError";
-  }
-}
-
 /** A request-level error outside a tool call (resources) as a JSON-RPC error. */
-export function toMcpError(error: unknown): McpError | ProtocolError {
-  if (error instanceof McpError || error instanceof ProtocolError) return error;
+export function toMcpError(error: unknown): ProtocolError {
+  if (error instanceof ProtocolError) return error;
   const known = asAppError(error);
   if (known) {
-    const code = known.code === "not_found" ? RESOURCE_NOT_FOUND : known.code === "service_unavailable" ? ErrorCode.InternalError : ErrorCode.InvalidParams;
+    const code = known.code === "not_found" ? RESOURCE_NOT_FOUND : known.code === "service_unavailable" ? ProtocolErrorCode.InternalError : ProtocolErrorCode.InvalidParams;
     return new ProtocolError(code, describeAppError(known), known.details);
   }
-  return new ProtocolError(ErrorCode.InternalError, INTERNAL);
+  return new ProtocolError(ProtocolErrorCode.InternalError, INTERNAL);
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { EventId, EventStore, StreamId } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { EventId, EventStore, JSONRPCMessage, StreamId } from "@modelcontextprotocol/server";
 
 /**
  * One session's recent SSE events, so a client whose stream was cut (a proxy ending a 50-s

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { McpHttpHandler, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import type { Context, Hono } from "hono";
 import { bearerKey } from "../api/app.js";
 import { checkHostAndOrigin, type OriginPolicy } from "../api/origin.js";
@@ -9,6 +9,7 @@ import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
 import { callerOf, tooManyRequests, type RateLimiter } from "../engine/rate-limit.js";
 import { SessionEventStore } from "./event-store.js";
+import { actionUri } from "./resources.js";
 
 export interface McpHttpOptions extends OriginPolicy {
   logger: Logger;
@@ -41,14 +42,23 @@ const DEFAULT_MAX_SESSIONS_PER_KEY = 8;
 const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * MCP over Streamable HTTP at `/mcp`: stateful sessions (Mcp-Session-Id, DELETE ends
- * one), each bound to the Bearer key that opened it, with the key's role and
- * allow-list; Host and Origin checked. Sessions hold no action state: a restart
- * loses sessions, never actions.
+ * MCP over Streamable HTTP at `/mcp`, in both protocol eras, Host and Origin checked and every
+ * request authenticated and rate-limited alike:
+ * - 2026-07-28 (a request carrying the protocol-version claim in its `_meta` envelope): stateless,
+ *   one server instance per request from the SDK's `createMcpHandler`, one handler per key so that
+ *   `subscriptions/listen` streams carry only what that key may read;
+ * - 2025 (`initialize` and everything without the claim): stateful sessions (Mcp-Session-Id,
+ *   DELETE ends one), each bound to the Bearer key that opened it, resumable streams.
+ * Neither holds action state: a restart loses sessions and streams, never actions.
  */
 export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions): McpHttpEndpoint {
   const { logger } = options;
   const sessions = new Map<string, Session>();
+  /** The 2026 era's handler of each key (its rate-limit caller), and the principal it acts for. */
+  const modern = new Map<string, { handler: McpHttpHandler; principal: Principal }>();
+  const stopUpdates = engine.onChange((action) => {
+    for (const { handler, principal } of modern.values()) if (engine.mayRead(principal, action)) handler.notify.resourceUpdated(actionUri(action.id));
+  });
   const idleMs = options.sessionIdleMs ?? DEFAULT_IDLE_MS;
   const maxPerKey = options.maxSessionsPerKey ?? DEFAULT_MAX_SESSIONS_PER_KEY;
 
@@ -72,14 +82,32 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
     }
   }
 
+  /** The key's 2026-era handler, made on its first request. */
+  async function modernHandler(principal: Principal): Promise<McpHttpHandler> {
+    const caller = callerOf(principal);
+    const known = modern.get(caller);
+    if (known) {
+      known.principal = principal;
+      return known.handler;
+    }
+    const [{ createMcpServer }, { createMcpHandler }] = await Promise.all([import("./server.js"), import("@modelcontextprotocol/server")]);
+    const entry: { handler: McpHttpHandler; principal: Principal } = {
+      principal,
+      handler: createMcpHandler(() => createMcpServer({ engine, principal: entry.principal, logger, era: "modern", longLived: false }), {
+        legacy: "reject",
+        maxRequestBodySize: MAX_BODY_BYTES,
+        onerror: (error) => logger.debug({ err: error }, "MCP HTTP request refused"),
+      }),
+    };
+    modern.set(caller, entry);
+    return entry.handler;
+  }
+
   async function openSession(principal: Principal, request: Request): Promise<Response> {
     makeRoomFor(callerOf(principal));
     // The MCP SDK is loaded by the first session, not by every start of the service.
-    const [{ createMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([
-      import("./server.js"),
-      import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"),
-    ]);
-    const mcp = createMcpServer({ engine, principal, logger });
+    const [{ createMcpServer }, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([import("./server.js"), import("@modelcontextprotocol/server")]);
+    const mcp = createMcpServer({ engine, principal, logger, era: "legacy" });
     const session: Session = {
       transport: new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -116,6 +144,10 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
       const error = tooManyRequests(wait);
       return c.json({ jsonrpc: "2.0", error: { code: -32000, message: `${error.code}: ${error.message}`, data: error.details }, id: null }, 429);
     }
+    const { isLegacyRequest } = await import("@modelcontextprotocol/server");
+    if (!(await isLegacyRequest(c.req.raw, undefined, { maxRequestBodySize: MAX_BODY_BYTES }))) {
+      return closeIfUnread(await (await modernHandler(principal)).fetch(c.req.raw));
+    }
     const sessionId = c.req.header("mcp-session-id");
     if (sessionId === undefined) {
       if (c.req.method !== "POST") return jsonRpcError(400, -32000, "Bad Request: Mcp-Session-Id header is required");
@@ -134,6 +166,10 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
     },
     async close() {
       clearInterval(sweep);
+      stopUpdates();
+      const handlers = [...modern.values()];
+      modern.clear();
+      await Promise.all(handlers.map(({ handler }) => handler.close()));
       const open = [...sessions.values()];
       sessions.clear();
       await Promise.all(open.map((session) => session.close()));
@@ -147,9 +183,9 @@ function authenticate(c: Context, engine: Engine): Principal | AppError {
   return engine.authenticate(key) ?? new AppError("unauthorized", "The API key is not valid.");
 }
 
-/** A 413 leaves the rest of the body on the wire: the connection cannot carry another request. */
+/** A 413 or 415 leaves the body unread on the wire: the connection cannot carry another request. */
 function closeIfUnread(response: Response): Response {
-  if (response.status !== 413) return response;
+  if (response.status !== 413 && response.status !== 415) return response;
   const headers = new Headers(response.headers);
   headers.set("connection", "close");
   return new Response(response.body, { status: response.status, headers });

@@ -1,11 +1,11 @@
-import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/server";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import { isTerminal } from "../domain/status.js";
 import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
 import { toMcpError } from "./errors.js";
+import type { McpEra } from "./server.js";
 
 const ACTION_URI = /^action:\/\/([^/?#]+)$/;
 const RECENT_ACTIONS = 50;
@@ -21,11 +21,14 @@ function actionIdOf(uri: string): string {
 }
 
 /**
- * The `action://{id}` resource template (read: the action JSON; list: recent actions)
- * and its subscriptions: `notifications/resources/updated` on every status change of
- * a subscribed action, until it ends. Returns the clean-up for when the session closes.
+ * The `action://{id}` resource template (read: the action JSON; list: recent actions) and its
+ * updates: `notifications/resources/updated` on every status change of a subscribed action, until it
+ * ends. In the 2025 era a session subscribes with `resources/subscribe`; in the 2026 era a client
+ * listens (`subscriptions/listen`) and the SDK passes on the updates of the URIs it listens to, so
+ * every change of an action this principal may read is offered. Only an instance that `follow`s
+ * (lives as long as its connection) listens to the engine. Returns the clean-up for its close.
  */
-export function registerActionResources(mcp: McpServer, engine: Engine, principal: Principal, logger: Logger): () => void {
+export function registerActionResources(mcp: McpServer, engine: Engine, principal: Principal, logger: Logger, options: { era: McpEra; follow: boolean }): () => void {
   const subscribed = new Set<string>();
 
   const readAction = (uri: string) => {
@@ -59,25 +62,30 @@ export function registerActionResources(mcp: McpServer, engine: Engine, principa
     },
   );
 
-  mcp.server.setRequestHandler(SubscribeRequestSchema, (request) => {
-    try {
-      const action = engine.getAction(principal, actionIdOf(request.params.uri));
-      // An action that has ended never changes again: nothing to wait for.
-      if (!isTerminal(action.status)) subscribed.add(action.id);
+  if (options.era === "legacy") {
+    mcp.server.setRequestHandler("resources/subscribe", (request) => {
+      try {
+        const action = engine.getAction(principal, actionIdOf(request.params.uri));
+        // An action that has ended never changes again: nothing to wait for.
+        if (!isTerminal(action.status)) subscribed.add(action.id);
+        return {};
+      } catch (error) {
+        throw toMcpError(error);
+      }
+    });
+    mcp.server.setRequestHandler("resources/unsubscribe", (request) => {
+      const match = ACTION_URI.exec(request.params.uri);
+      if (match) subscribed.delete(decodeURIComponent(match[1]!));
       return {};
-    } catch (error) {
-      throw toMcpError(error);
-    }
-  });
-  mcp.server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
-    const match = ACTION_URI.exec(request.params.uri);
-    if (match) subscribed.delete(decodeURIComponent(match[1]!));
-    return {};
-  });
+    });
+  }
+  if (!options.follow) return () => undefined;
 
   return engine.onChange((action) => {
-    if (!subscribed.has(action.id)) return;
-    if (isTerminal(action.status)) subscribed.delete(action.id);
+    if (options.era === "legacy") {
+      if (!subscribed.has(action.id)) return;
+      if (isTerminal(action.status)) subscribed.delete(action.id);
+    } else if (!engine.mayRead(principal, action)) return;
     mcp.server.sendResourceUpdated({ uri: actionUri(action.id) }).catch((error: unknown) => {
       logger.debug({ err: error, action_id: action.id }, "resource update not sent");
     });

@@ -1,8 +1,6 @@
 import { createRequire } from "node:module";
 import { z } from "zod";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import { McpServer, type CallToolResult, type InputRequiredResult, type ServerContext } from "@modelcontextprotocol/server";
 import type { Principal } from "../domain/keys.js";
 import type { PublicAction } from "../domain/public.js";
 import type { Engine } from "../engine/engine.js";
@@ -11,20 +9,30 @@ import { asAppError } from "../engine/request-errors.js";
 import type { ActionRecord } from "../store/records.js";
 import { ChallengeElicitor } from "./elicitation.js";
 import { toolError } from "./errors.js";
+import { askForChallenge, resumeChallenge, takesUrlElicitation } from "./input-required.js";
 import { registerActionResources } from "./resources.js";
-import type { Tool, ToolContext } from "./tool.js";
+import type { Tool, ToolContext, ToolResult } from "./tool.js";
 import { MAX_WAIT_SECONDS } from "./schemas.js";
 import { progressMessage } from "./describe.js";
 import { TOOLS } from "./tools/index.js";
+
+/** The protocol era of a connection: 2025 (`initialize`, sessions, pushed requests) or 2026-07-28 (stateless, `input_required`). */
+export type McpEra = "legacy" | "modern";
 
 /** Who the MCP session acts for: the stdio owner, or the key that opened an HTTP session. */
 export interface McpSessionOptions {
   engine: Engine;
   principal: Principal;
   logger: Logger;
+  /** Which era the connection speaks (default `legacy`); one tool registry serves both. */
+  era?: McpEra;
+  /**
+   * Whether the instance lives as long as its connection (stdio, a 2025 session; the default): only
+   * such an instance follows the engine's changes (pushed elicitations, resource updates). A 2026 HTTP
+   * request's instance lives for one request and holds nothing.
+   */
+  longLived?: boolean;
 }
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 const INSTRUCTIONS = [
   "Runs actions (post, look up a person, read a conversation, send a message, browser steps) on web platforms as connected accounts.",
@@ -49,12 +57,20 @@ function serverVersion(): string {
  */
 export function createMcpServer(options: McpSessionOptions): McpServer {
   const { engine, principal, logger } = options;
+  const era = options.era ?? "legacy";
+  const longLived = options.longLived ?? true;
   const mcp = new McpServer(
     { name: "action-service", title: "Action Service", version: serverVersion() },
-    { capabilities: { tools: {}, resources: { subscribe: true } }, instructions: INSTRUCTIONS },
+    {
+      // A session's tools never change and new actions are announced per URI: no list changes.
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },
+      instructions: INSTRUCTIONS,
+      // 2025 clients get challenges pushed as elicitations that never hold the call (`elicitation.ts`).
+      inputRequired: { legacyShim: false },
+    },
   );
-  const elicitor = new ChallengeElicitor(mcp.server, engine, principal, logger);
-  const stopResources = registerActionResources(mcp, engine, principal, logger);
+  const elicitor = era === "legacy" && longLived ? new ChallengeElicitor(mcp.server, engine, principal, logger) : undefined;
+  const stopResources = registerActionResources(mcp, engine, principal, logger, { era, follow: longLived });
 
   // `platform` is one of the platforms this service has enabled, as an enum a client can show.
   const platformNames = engine.platforms().map((platform) => platform.name) as [string, ...string[]];
@@ -69,22 +85,29 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
         outputSchema: tool.output,
         annotations: { title: tool.title, ...tool.annotations },
       },
-      (args: unknown, extra: Extra) => callTool(tool, args, extra),
+      (args: unknown, ctx: ServerContext) => callTool(tool, args, ctx),
     );
   }
 
-  async function callTool(tool: Tool, args: unknown, extra: Extra): Promise<CallToolResult> {
+  async function callTool(tool: Tool, args: unknown, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> {
     const asked = (args as { wait_seconds?: number }).wait_seconds;
     const context: ToolContext = {
       engine,
       principal,
-      signal: extra.signal,
-      waitFor: (id, seconds) => waitWithProgress(id, Math.min(seconds, MAX_WAIT_SECONDS), extra),
-      offerLink: (url, message) => elicitor.offerLink(url, message, extra.requestId),
+      signal: ctx.mcpReq.signal,
+      waitFor: (id, seconds) => waitWithProgress(id, Math.min(seconds, MAX_WAIT_SECONDS), ctx),
+      offerLink: (url, message) => elicitor?.offerLink(url, message, ctx.mcpReq.id),
     };
     try {
-      const result = await tool.handle(args, context);
-      if (result.action) offerChallenge(result.action, extra);
+      const resumed = era === "modern" && tool.resume ? await resumeChallenge(engine, principal, tool.name, args, ctx, waitMs(asked)) : undefined;
+      const result: ToolResult<unknown> = resumed ? tool.resume!(resumed, context) : await tool.handle(args, context);
+      if (result.action) {
+        if (era === "legacy") offerChallenge(result.action, ctx);
+        else if (tool.resume && takesUrlElicitation(ctx)) {
+          const ask = askForChallenge(engine, principal, tool.name, args, result.action);
+          if (ask) return ask;
+        }
+      }
       const clamped = asked !== undefined && asked > MAX_WAIT_SECONDS ? `\n(wait_seconds is at most ${MAX_WAIT_SECONDS}, below clients' 60-s timeout: it waited ${MAX_WAIT_SECONDS}.)` : "";
       return { content: [{ type: "text", text: result.text + clamped }], structuredContent: result.structured as Record<string, unknown> };
     } catch (error) {
@@ -93,24 +116,24 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
     }
   }
 
-  function offerChallenge(action: PublicAction, extra: Extra): void {
+  function offerChallenge(action: PublicAction, ctx: ServerContext): void {
     try {
-      elicitor.offer(action, extra.requestId);
+      elicitor?.offer(action, ctx.mcpReq.id);
     } catch (error) {
       logger.warn({ err: error, action_id: action.id }, "challenge elicitation not offered");
     }
   }
 
   /** engine.waitFor, plus a progress notification per status change when the client sent a progress token. */
-  async function waitWithProgress(actionId: string, seconds: number, extra: Extra): Promise<ActionRecord> {
-    const progressToken = extra._meta?.progressToken;
-    if (progressToken === undefined || seconds <= 0) return engine.waitFor(actionId, seconds, extra.signal);
+  async function waitWithProgress(actionId: string, seconds: number, ctx: ServerContext): Promise<ActionRecord> {
+    const progressToken = ctx.mcpReq._meta?.progressToken;
+    if (progressToken === undefined || seconds <= 0) return engine.waitFor(actionId, seconds, ctx.mcpReq.signal);
     let progress = 0;
     let last = engine.getAction(principal, actionId).status;
     const report = (): void => {
       const params = { progressToken, progress, message: progressMessage(engine.present(engine.getAction(principal, actionId), "mcp")) };
       progress += 1;
-      extra.sendNotification({ method: "notifications/progress", params }).catch((error: unknown) => {
+      ctx.mcpReq.notify({ method: "notifications/progress", params }).catch((error: unknown) => {
         logger.debug({ err: error, action_id: actionId }, "progress not sent");
       });
     };
@@ -121,18 +144,24 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
       report();
     });
     try {
-      return await engine.waitFor(actionId, seconds, extra.signal);
+      return await engine.waitFor(actionId, seconds, ctx.mcpReq.signal);
     } finally {
       stop();
     }
   }
 
-  mcp.server.onclose = () => {
-    elicitor.dispose();
-    stopResources();
-  };
-  // The SDK declares `listChanged` once tools and resources exist; a session's tools never change
-  // and new actions are announced per URI (resources/updated), so declare no list changes.
-  mcp.server.registerCapabilities({ tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } });
+  if (longLived) {
+    const onclose = mcp.server.onclose;
+    mcp.server.onclose = () => {
+      onclose?.();
+      elicitor?.dispose();
+      stopResources();
+    };
+  }
   return mcp;
+}
+
+/** How long a retried call waits for the action to leave its challenge: the call's wait_seconds (default 30), at most MAX_WAIT_SECONDS. */
+function waitMs(asked: number | undefined): number {
+  return Math.min(asked ?? 30, MAX_WAIT_SECONDS) * 1000;
 }

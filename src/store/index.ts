@@ -48,7 +48,8 @@ export class Store {
 
   constructor(
     readonly db: Db,
-    sealer: Sealer,
+    /** Seals values with the master key (rows' secrets; tokens handed to clients, see `engine/client-tokens.ts`). */
+    readonly sealer: Sealer,
   ) {
     const cache = new ReadCache(db);
     this.workspaces = new WorkspaceRepository(db, cache);

@@ -85,10 +85,11 @@ describe("MCP notifications", () => {
     expect(read.contents[0]).toMatchObject({ uri, mimeType: "application/json" });
     const content = read.contents[0]!;
     expect(JSON.parse("text" in content ? content.text : "")).toMatchObject({ id, status: "succeeded", result: { post_id: "p1" } });
-    // The spec's "resource not found" code, and the message once (not "MCP error -32002: MCP error -32002: …").
+    // "Resource not found" as the SDK sends it in both eras (-32602 with the uri, as the 2026-07-28
+    // revision says), and our message once (not "MCP error -32602: MCP error -32602: …").
     const missing = await client.readResource({ uri: "action://act_nope" }).catch((error: unknown) => error as { code: number; message: string });
-    expect(missing.code).toBe(-32002);
-    expect(missing.message).toMatch(/^MCP error -32002: not_found: /);
+    expect(missing.code).toBe(-32602);
+    expect(missing.message).toMatch(/^MCP error -32602: not_found: /);
   });
 
   it("reports each status change as progress while waiting, when the client sent a progress token", async () => {

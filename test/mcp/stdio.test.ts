@@ -5,6 +5,8 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { Client as ModernClient } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
 import { afterEach, describe, expect, it } from "vitest";
 import { TOOLS } from "../../src/mcp/tools/index.js";
 
@@ -45,5 +47,26 @@ describe("MCP over stdio (action-service mcp)", () => {
     expect(credits.isError).toBeFalsy();
     expect(credits.structuredContent).toEqual({ balance: 100 });
     expect(streamErrors).toEqual([]);
+  });
+
+  it("speaks 2026-07-28 to a client pinned to it: server/discover, then the same tools, stateless", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "action-service-stdio-"));
+    stops.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    // A subclass probes the server in place (the base class starts a second process to ask server/discover).
+    class InPlaceStdio extends ModernStdio {}
+    const transport = new InPlaceStdio({
+      command: process.execPath,
+      args: [CLI, "mcp"],
+      env: { ...getDefaultEnvironment(), ACTION_SERVICE_DATA_DIR: dataDir, ACTION_SERVICE_FREE_CREDITS: "100", ACTION_SERVICE_PORT: "0" },
+      stderr: "pipe",
+    });
+    const client = new ModernClient({ name: "stdio-modern-test", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    await client.connect(transport);
+    stops.push(() => client.close());
+    expect(client.getProtocolEra()).toBe("modern");
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
+    const credits = await client.callTool({ name: "get_credits", arguments: {} });
+    expect(credits.structuredContent).toEqual({ balance: 100 });
   });
 });

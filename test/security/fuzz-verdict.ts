@@ -45,8 +45,8 @@ export function judgeRest(spec: RestCase, response: RawResponse): Verdict {
 export function toolErrorProblem(text: string): string | undefined {
   const code = /^([a-z_]+): /.exec(text)?.[1];
   if (isSeedErrorCode(code)) return undefined;
-  // The SDK validates arguments against the input schema before the tool runs; its refusal is InvalidParams.
-  if (/^MCP error -32602: /.test(text)) return undefined;
+  // The SDK validates arguments against the input schema before the tool runs; its refusal says so.
+  if (/^(MCP error -32602: |Input validation error: )/.test(text)) return undefined;
   return `tool error without a request-error code: ${text.slice(0, 200)}`;
 }
 

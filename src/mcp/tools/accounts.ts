@@ -27,6 +27,10 @@ export const accountTools = [
       sign_in_link: SignInLinkOutput.optional().describe("Where the owner signs in by hand: present when no password is stored, or the platform blocked the account."),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    resume(action, { engine, principal }) {
+      const account = presentAccount(engine.getAccount(principal, action.account_id));
+      return { structured: { account, action }, text: `${describeAccount(account)}\n${describeAction(action)}`, action };
+    },
     async handle({ wait_seconds, ...input }, { engine, principal, waitFor, offerLink }) {
       const existing = engine.findAccount(principal, input.platform, input.username);
       const changes = { ...(input.password !== undefined ? { password: input.password } : {}), ...(input.totp_secret !== undefined ? { totp_secret: input.totp_secret } : {}) };

@@ -6,6 +6,11 @@ import { describeAction, describeActionList } from "../describe.js";
 import { ActionOutput, actionId, waitSeconds } from "../schemas.js";
 import { defineTool, type ToolContext, type ToolResult } from "../tool.js";
 
+/** The action as a tool's result: its JSON and summary. */
+function actionResult(action: PublicAction): ToolResult<PublicAction> {
+  return { structured: action, text: describeAction(action), action };
+}
+
 /** Waits for the action as asked and returns it with its summary. */
 async function settle(context: ToolContext, id: string, seconds: number, note?: string): Promise<ToolResult<PublicAction>> {
   const action = context.engine.present(await context.waitFor(id, seconds), "mcp");
@@ -31,6 +36,7 @@ export const actionTools = [
     }),
     output: ActionOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    resume: actionResult,
     async handle({ idempotency_key, wait_seconds, ...body }, context) {
       const { engine, principal } = context;
       if (idempotency_key === undefined) return settle(context, engine.createAction(principal, body).id, wait_seconds);
@@ -48,6 +54,7 @@ export const actionTools = [
     input: AnswerInput.extend({ action_id: actionId, wait_seconds: waitSeconds }),
     output: ActionOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    resume: actionResult,
     handle({ action_id, answer, wait_seconds }, context) {
       const action = context.engine.answer(context.principal, action_id, answer);
       return settle(context, action.id, wait_seconds);
@@ -61,6 +68,7 @@ export const actionTools = [
     input: z.strictObject({ action_id: actionId, wait_seconds: waitSeconds }),
     output: ActionOutput,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    resume: actionResult,
     handle({ action_id, wait_seconds }, context) {
       return settle(context, context.engine.getAction(context.principal, action_id).id, wait_seconds);
     },

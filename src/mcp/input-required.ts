@@ -1,0 +1,138 @@
+import { createHash } from "node:crypto";
+import { z } from "zod";
+import { CLIENT_CAPABILITIES_META_KEY, inputRequired, type ClientCapabilities, type InputRequiredResult, type ServerContext } from "@modelcontextprotocol/server";
+import { HOW_TO_ANSWER } from "../domain/challenges.js";
+import { AppError } from "../domain/errors.js";
+import type { Principal } from "../domain/keys.js";
+import type { PublicAction } from "../domain/public.js";
+import { isTerminal } from "../domain/status.js";
+import type { Engine } from "../engine/engine.js";
+
+/**
+ * A challenge as a multi-round-trip request (MCP 2026-07-28, DESIGN §6): a tool call that finds its
+ * action at needs_input answers `input_required` with a URL-mode elicitation of the challenge's
+ * `sign_in_url` (never a form: codes and passwords are typed on our page, not in the client) and a
+ * sealed `requestState`; the client retries the same call with the person's response, and the retry
+ * returns the outcome, or the next challenge. Declining or cancelling cancels the action (free).
+ */
+
+const PURPOSE = "mcp-request-state";
+
+/** What the sealed requestState holds: whose call, which action and challenge, which tool and arguments, until when. */
+const ChallengeState = z.strictObject({
+  v: z.literal(1),
+  workspace: z.string(),
+  key: z.string().nullable(),
+  action: z.string(),
+  challenge: z.string(),
+  tool: z.string(),
+  args: z.string(),
+  expires_at: z.string(),
+});
+type ChallengeState = z.infer<typeof ChallengeState>;
+
+/** Whether the client said, in this request's envelope, that it takes URL-mode elicitations. */
+export function takesUrlElicitation(ctx: ServerContext): boolean {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const capabilities = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+  return Boolean(capabilities?.elicitation?.url);
+}
+
+/** The input request for the action's open challenge, or undefined when it has none. */
+export function askForChallenge(engine: Engine, principal: Principal, toolName: string, args: unknown, action: PublicAction): InputRequiredResult | undefined {
+  const challenge = action.challenge;
+  if (action.status !== "needs_input" || !challenge) return undefined;
+  const state: ChallengeState = {
+    v: 1,
+    workspace: principal.workspaceId,
+    key: principal.keyId ?? null,
+    action: action.id,
+    challenge: digest(challenge.sign_in_url),
+    tool: toolName,
+    args: digest(canonical(withoutWait(args))),
+    expires_at: challenge.expires_at,
+  };
+  const message = `The ${action.platform} sign-in for action ${action.id} (${action.type}) needs you: ${challenge.message} ${HOW_TO_ANSWER[challenge.kind]} Answer before ${challenge.expires_at}.`;
+  return inputRequired({
+    inputRequests: { [inputKey(state.challenge)]: inputRequired.elicitUrl({ message, url: challenge.sign_in_url }) },
+    requestState: engine.sealForClient(state, PURPOSE),
+  });
+}
+
+/**
+ * A retried call: the action its requestState names, once the person's response is acted on —
+ * canceled when they declined, else waited for until it leaves that challenge (up to `waitMs`).
+ * Undefined for a first call. A requestState that is not ours, was changed, has expired, belongs to
+ * another key, or was made for another tool or other arguments is a request error; nothing changes.
+ */
+export async function resumeChallenge(engine: Engine, principal: Principal, toolName: string, args: unknown, ctx: ServerContext, waitMs: number): Promise<PublicAction | undefined> {
+  const token = ctx.mcpReq.requestState<unknown>();
+  if (token === undefined) return undefined;
+  const parsed = ChallengeState.safeParse(typeof token === "string" ? engine.openFromClient(token, PURPOSE) : undefined);
+  if (!parsed.success) throw refused("The requestState was not made by this service, or was changed: retry the call without it.");
+  const state = parsed.data;
+  if (state.workspace !== principal.workspaceId || state.key !== (principal.keyId ?? null)) throw refused("The requestState belongs to another API key.");
+  if (state.tool !== toolName || state.args !== digest(canonical(withoutWait(args)))) throw refused("The requestState was made for another tool call: retry the same tool with the same arguments.");
+  if (Date.parse(state.expires_at) <= engine.core.lifecycle.clock.now().getTime()) throw refused("The requestState has expired with its challenge: call the tool again.");
+  const response = ctx.mcpReq.inputResponses?.[inputKey(state.challenge)] as { action?: string } | undefined;
+  const current = engine.getAction(principal, state.action);
+  if ((response?.action === "decline" || response?.action === "cancel") && !isTerminal(current.status)) {
+    return engine.present(engine.cancel(principal, state.action), "mcp");
+  }
+  return engine.present(await leftChallenge(engine, principal, state, waitMs, ctx.mcpReq.signal), "mcp");
+}
+
+/** Resolves with the action once it is no longer at the challenge `state` names, or when `waitMs` pass. */
+function leftChallenge(engine: Engine, principal: Principal, state: ChallengeState, waitMs: number, signal: AbortSignal) {
+  const moved = (): boolean => {
+    const action = engine.present(engine.getAction(principal, state.action), "mcp");
+    return action.status !== "needs_input" || !action.challenge || digest(action.challenge.sign_in_url) !== state.challenge;
+  };
+  return new Promise<ReturnType<Engine["getAction"]>>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      stop();
+      signal.removeEventListener("abort", done);
+      resolve(engine.getAction(principal, state.action));
+    };
+    const stop = engine.onChange((action) => {
+      if (action.id === state.action && moved()) done();
+    });
+    const timer = setTimeout(done, waitMs);
+    signal.addEventListener("abort", done, { once: true });
+    if (moved()) done();
+  });
+}
+
+/** A request error like any other over MCP (a tool result with `isError` and the code, as REST's 400). */
+function refused(message: string): AppError {
+  return new AppError("invalid_request", message);
+}
+
+/** The input request's key: one per challenge link, unique for the call's life. */
+function inputKey(challengeDigest: string): string {
+  return `sign_in_${challengeDigest.slice(0, 16)}`;
+}
+
+function digest(text: string): string {
+  return createHash("sha256").update(text).digest("base64url");
+}
+
+/** How long to wait is the caller's to change between rounds; what to do is not. */
+function withoutWait(args: unknown): unknown {
+  if (!args || typeof args !== "object") return args;
+  const { wait_seconds: _wait, ...rest } = args as Record<string, unknown>;
+  return rest;
+}
+
+/** JSON with object keys sorted, so the same arguments always digest alike. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}

@@ -1,0 +1,211 @@
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { InMemoryTransport } from "@modelcontextprotocol/server";
+import { afterEach, describe, expect, it } from "vitest";
+import { createApp } from "../../src/api/app.js";
+import { silentLogger } from "../../src/engine/logger.js";
+import { RateLimiter } from "../../src/engine/rate-limit.js";
+import { listen } from "../../src/main.js";
+import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
+import { runStdioServer } from "../../src/mcp/stdio.js";
+import { TOOLS } from "../../src/mcp/tools/index.js";
+import { ScriptedExecutor } from "../helpers/scripted-executor.js";
+import { addAccount, harness } from "./support.js";
+
+// The 2026-07-28 revision (DESIGN §6): stateless, `server/discover`, a challenge as `input_required`
+// with a URL-mode elicitation of its sign_in_url and a sealed requestState; one tool registry with
+// the 2025 era (whose tests are the other files here, through the 1.x client).
+const MODERN = "2026-07-28";
+const stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+});
+
+/** A connect that asks for an emailed code until it gets 123456; a post that succeeds. */
+function script(): ScriptedExecutor {
+  return new ScriptedExecutor()
+    .on("connect", async (context) => {
+      for (;;) {
+        const answer = await context.challenge({ kind: "email_code", message: "We emailed a code to c***@example.com." });
+        if (answer === "123456") return { signed_in: true, profile: { handle: "carol", name: "Carol" } };
+        await context.refuseAnswer("That code is not right.");
+      }
+    })
+    .on("post", async () => ({ post_id: "p1", url: "http://sandbox/p1" }));
+}
+
+async function serve() {
+  const h = harness({ executor: script() });
+  let endpoint!: McpHttpEndpoint;
+  const limiter = new RateLimiter(100_000, h.clock);
+  const policy = { allowedHosts: ["127.0.0.1"], publicUrl: () => "http://127.0.0.1:8787" };
+  const app = createApp({ engine: h.engine, limiter, extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { ...policy, limiter, logger: silentLogger })) });
+  const server = await listen(app, "127.0.0.1", 0);
+  stops.push(async () => {
+    await endpoint.close();
+    await server.close();
+  });
+  const url = `http://127.0.0.1:${server.port}/mcp`;
+  let ids = 0;
+  /** One raw 2026-era request: the envelope in `_meta` and the headers the revision asks for. */
+  const rpc = async (key: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = { elicitation: { url: {} } }) => {
+    const name = (params.name as string | undefined) ?? undefined;
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": method,
+        ...(name ? { "mcp-name": name } : {}),
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: ++ids,
+        method,
+        params: { ...params, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": capabilities } },
+      }),
+    });
+    const text = await response.text();
+    // JSON, or an SSE stream whose last data line is the answer.
+    const json = text.startsWith("{") ? JSON.parse(text) : JSON.parse(text.split("\n").filter((line) => line.startsWith("data: ")).at(-1)!.slice(6));
+    return { status: response.status, ...json } as { status: number; result?: any; error?: { code: number; message: string } };
+  };
+  const modernClient = async (key: string, options: { elicitation?: boolean; onUrl?: (url: string) => Promise<"accept" | "decline"> } = {}) => {
+    const client = new Client(
+      { name: "modern-test", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: MODERN } }, capabilities: options.elicitation ? { elicitation: { url: {} } } : {} },
+    );
+    if (options.onUrl) {
+      const onUrl = options.onUrl;
+      client.setRequestHandler("elicitation/create", async (request) => ({ action: await onUrl((request.params as { url: string }).url) }));
+    }
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    stops.push(() => client.close());
+    return client;
+  };
+  return { h, url, rpc, modernClient };
+}
+
+const admin = (h: ReturnType<typeof harness>) => h.engine.authenticate(h.adminKey)!;
+
+describe("MCP 2026-07-28 over HTTP", () => {
+  it("a client pinned to 2026-07-28 negotiates the modern era, lists every tool and runs a post", async () => {
+    const { h, modernClient } = await serve();
+    const client = await modernClient(h.adminKey);
+    expect(client.getProtocolEra()).toBe("modern");
+    const tools = await client.listTools();
+    expect(tools.tools.map((tool) => tool.name).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
+    const posted = await client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "post", params: { text: "hello" }, wait_seconds: 5 } });
+    expect(posted.isError).toBeFalsy();
+    expect(posted.structuredContent).toMatchObject({ status: "succeeded", result: { post_id: "p1" } });
+  });
+
+  it("a challenge is input_required: a URL elicitation of its sign_in_url and a sealed requestState; the retry returns succeeded once the code is answered on the page", async () => {
+    const { h, rpc } = await serve();
+    const accountId = addAccount(h);
+    const first = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: { account_id: accountId, type: "connect", params: {}, wait_seconds: 5 } });
+    expect(first.result.resultType).toBe("input_required");
+    const [key, request] = Object.entries(first.result.inputRequests as Record<string, any>)[0]!;
+    const action = h.engine.listActions(admin(h), { limit: 1 }).data[0]!;
+    const signInUrl = h.engine.present(action, "mcp").challenge!.sign_in_url;
+    expect(request).toMatchObject({ method: "elicitation/create", params: { mode: "url", url: signInUrl } });
+    expect(request.params.message).toContain("We emailed a code to c***@example.com.");
+    // Sealed: the state names nothing a client could read or change.
+    const state: string = first.result.requestState;
+    expect(state).not.toContain(action.id);
+    expect(Buffer.from(state, "base64url").toString("latin1")).not.toContain(action.id);
+
+    // The person types the code on the page the link opens (its answer box goes through the same engine call).
+    h.engine.answer(admin(h), action.id, "123456");
+    const retried = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: { account_id: accountId, type: "connect", params: {}, wait_seconds: 5 }, inputResponses: { [key]: { action: "accept" } }, requestState: state });
+    expect(retried.result.resultType).toBe("complete");
+    expect(retried.result.structuredContent).toMatchObject({ id: action.id, status: "succeeded", cost: 1 });
+    // One action: the retry did not start a second connect.
+    expect(h.engine.listActions(admin(h), { limit: 50 }).data).toHaveLength(1);
+  });
+
+  it("a tampered, foreign, expired or mismatched requestState is a request error (invalid_request) that changes nothing", async () => {
+    const { h, rpc } = await serve();
+    const accountId = addAccount(h);
+    const args = { account_id: accountId, type: "connect", params: {} };
+    const first = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: args });
+    const state: string = first.result.requestState;
+    const key = Object.keys(first.result.inputRequests)[0]!;
+    const retry = (bearer: string, requestState: string, name = "run_action", argumentsGiven: Record<string, unknown> = args) =>
+      rpc(bearer, "tools/call", { name, arguments: argumentsGiven, inputResponses: { [key]: { action: "decline" } }, requestState });
+    const tampered = state.slice(0, -2) + (state.endsWith("AA") ? "BB" : "AA");
+    const other = h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" }).key;
+    const refusals = [
+      await retry(h.adminKey, tampered),
+      await retry(other, state),
+      await retry(h.adminKey, state, "get_action", { action_id: h.engine.listActions(admin(h), { limit: 50 }).data[0]!.id }),
+      await retry(h.adminKey, state, "run_action", { ...args, params: { other: true } }),
+    ];
+    for (const refusal of refusals) {
+      expect(refusal.result.isError).toBe(true);
+      expect(refusal.result.content[0].text).toMatch(/^invalid_request: The requestState/);
+    }
+    h.clock.advance(11 * 60 * 1000);
+    const expired = await retry(h.adminKey, state);
+    expect(expired.result.content[0].text).toMatch(/^invalid_request: The requestState has expired/);
+    // A decline in any of them would have canceled the action: it is as it was (or expired by the clock, never canceled).
+    const action = h.engine.listActions(admin(h), { limit: 50 }).data[0]!;
+    expect(action.status).not.toBe("canceled");
+  });
+
+  it("declining the sign-in cancels the action, free", async () => {
+    const { h, rpc } = await serve();
+    const args = { account_id: addAccount(h), type: "connect", params: {} };
+    const first = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: args });
+    const key = Object.keys(first.result.inputRequests)[0]!;
+    const declined = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: args, inputResponses: { [key]: { action: "decline" } }, requestState: first.result.requestState });
+    expect(declined.result.structuredContent).toMatchObject({ status: "canceled", cost: 0 });
+  });
+
+  it("the SDK's client answers input_required through its elicitation handler and gets the outcome", async () => {
+    const { h, modernClient } = await serve();
+    const accountId = addAccount(h);
+    const shown: string[] = [];
+    const client = await modernClient(h.adminKey, {
+      elicitation: true,
+      onUrl: async (url) => {
+        shown.push(url);
+        // The person opens the link and types the code there.
+        const action = h.engine.listActions(admin(h), { limit: 1 }).data[0]!;
+        h.engine.answer(admin(h), action.id, "123456");
+        return "accept";
+      },
+    });
+    const result = await client.callTool({ name: "connect_account", arguments: { platform: "sandbox", username: "carol", password: "pw", wait_seconds: 5 } });
+    expect(shown).toHaveLength(1);
+    expect(shown[0]).toMatch(/^http:\/\/127\.0\.0\.1:8787\/live\//);
+    expect(result.structuredContent).toMatchObject({ account: { id: accountId }, action: { status: "succeeded" } });
+  });
+
+  it("a client without elicitation gets the challenge in the result and answers it with answer_challenge", async () => {
+    const { h, modernClient } = await serve();
+    const client = await modernClient(h.adminKey);
+    const paused = await client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "connect", params: {}, wait_seconds: 5 } });
+    const action = paused.structuredContent as { id: string; status: string; challenge: { kind: string } };
+    expect(action).toMatchObject({ status: "needs_input", challenge: { kind: "email_code" } });
+    const answered = await client.callTool({ name: "answer_challenge", arguments: { action_id: action.id, answer: "123456", wait_seconds: 5 } });
+    expect(answered.structuredContent).toMatchObject({ status: "succeeded" });
+  });
+});
+
+describe("MCP 2026-07-28 over stdio", () => {
+  it("the stdio server answers server/discover and serves the same tools and a post", async () => {
+    const h = harness({ executor: script() });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const stdio = await runStdioServer({ engine: h.engine, principal: admin(h), logger: silentLogger, transport: serverSide });
+    stops.push(() => stdio.close());
+    const client = new Client({ name: "modern-stdio-test", version: "1.0.0" }, { versionNegotiation: { mode: { pin: MODERN } } });
+    await client.connect(clientSide);
+    stops.push(() => client.close());
+    expect(client.getProtocolEra()).toBe("modern");
+    expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
+    const posted = await client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "post", params: { text: "hello" }, wait_seconds: 5 } });
+    expect(posted.structuredContent).toMatchObject({ status: "succeeded" });
+  });
+});
