@@ -21,6 +21,7 @@ import { startLiveService, type LiveService } from "../test/helpers/live-service
 import { eventLoad } from "./event-load.js";
 import { readPath } from "./read-path.js";
 import { fleetRate, idlePagesFloor, pausedLoad } from "./execution.js";
+import { mcpEras } from "./mcp-eras.js";
 import { agentPeer } from "./peer.js";
 import { connectedMany, startUp, warmMany } from "./scale.js";
 import { chromiumPssMb, launchRaw, median, rawPost, rawSignedIn } from "./support.js";
@@ -153,7 +154,7 @@ async function readPathOf(live: LiveService): ReturnType<typeof readPath> {
   return readPath(live, action.id);
 }
 
-const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,e,f,k,b2,h,i,j").split(",").map((part) => part.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,m,e,f,k,b2,h,i,j").split(",").map((part) => part.trim()));
 
 async function main(): Promise<void> {
   const rows: string[][] = [];
@@ -189,6 +190,12 @@ async function main(): Promise<void> {
         `${g.action.requestsPerSecond.toFixed(0)} ÷ ${g.healthz.requestsPerSecond.toFixed(0)} = ${g.ratio.toFixed(3)}; p99 ${g.action.p99Ms} ms (healthz ${g.healthz.p99Ms} ms)${g.action.non2xx + g.healthz.non2xx > 0 ? `; ${g.action.non2xx + g.healthz.non2xx} non-2xx` : ""}`,
         "≥ 0.5, p99 ≤ 10 ms",
       ]);
+    }
+    if (ONLY.has("m")) {
+      const accountId = await live.account(await user(live));
+      const ended = await live.finished((await live.run(accountId, "lookup_person", { handle: "alice" })).id);
+      const m = await mcpEras(live, ended.id);
+      report(["(m) MCP tool call (get_action), 2026-07-28 era ÷ 2025 era (median, same client library)", `${m.modernMs.toFixed(2)} ms ÷ ${m.legacyMs.toFixed(2)} ms = ${(m.modernMs / m.legacyMs).toFixed(3)}`, "≤ 1.1"]);
     }
   } finally {
     await live.close();

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { McpHttpHandler, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
+import type { McpHttpHandler, McpServer, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import type { Context, Hono } from "hono";
 import { bearerKey } from "../api/app.js";
 import { checkHostAndOrigin, type OriginPolicy } from "../api/origin.js";
@@ -40,6 +40,8 @@ export const MCP_PATH = "/mcp";
 const DEFAULT_IDLE_MS = 10 * 60 * 1000;
 const DEFAULT_MAX_SESSIONS_PER_KEY = 8;
 const MAX_BODY_BYTES = 1024 * 1024;
+/** 2026-era server instances kept for reuse per key (one per request in flight at most). */
+const MAX_IDLE_INSTANCES = 8;
 
 /**
  * MCP over Streamable HTTP at `/mcp`, in both protocol eras, Host and Origin checked and every
@@ -91,9 +93,23 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
       return known.handler;
     }
     const [{ createMcpServer }, { createMcpHandler }] = await Promise.all([import("./server.js"), import("@modelcontextprotocol/server")]);
+    // Instances a request has finished with, ready for the next: one request's instance holds nothing
+    // of it once closed, and making one costs more than the rest of a small call.
+    const idle: McpServer[] = [];
+    const instance = (): McpServer => {
+      const reused = idle.pop();
+      if (reused) return reused;
+      const mcp = createMcpServer({ engine, principal: entry.principal, logger, era: "modern", longLived: false });
+      const onclose = mcp.server.onclose;
+      mcp.server.onclose = () => {
+        onclose?.();
+        if (idle.length < MAX_IDLE_INSTANCES) idle.push(mcp);
+      };
+      return mcp;
+    };
     const entry: { handler: McpHttpHandler; principal: Principal } = {
       principal,
-      handler: createMcpHandler(() => createMcpServer({ engine, principal: entry.principal, logger, era: "modern", longLived: false }), {
+      handler: createMcpHandler(instance, {
         legacy: "reject",
         maxRequestBodySize: MAX_BODY_BYTES,
         onerror: (error) => logger.debug({ err: error }, "MCP HTTP request refused"),
@@ -144,8 +160,7 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
       const error = tooManyRequests(wait);
       return c.json({ jsonrpc: "2.0", error: { code: -32000, message: `${error.code}: ${error.message}`, data: error.details }, id: null }, 429);
     }
-    const { isLegacyRequest } = await import("@modelcontextprotocol/server");
-    if (!(await isLegacyRequest(c.req.raw, undefined, { maxRequestBodySize: MAX_BODY_BYTES }))) {
+    if (await isModern(c.req.raw)) {
       return closeIfUnread(await (await modernHandler(principal)).fetch(c.req.raw));
     }
     const sessionId = c.req.header("mcp-session-id");
@@ -175,6 +190,25 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
       await Promise.all(open.map((session) => session.close()));
     },
   };
+}
+
+/** Revisions served statelessly (`createMcpHandler`); every request of theirs names one in `MCP-Protocol-Version`. */
+const MODERN_VERSIONS = new Set(["2026-07-28"]);
+/** Revisions of sessions, which name theirs in that header on every request after `initialize`. */
+const LEGACY_VERSIONS = new Set(["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]);
+
+/**
+ * Whether a request is of the 2026-07-28 era. Its `MCP-Protocol-Version` header says so without
+ * reading the body (each era's transport then checks the body and refuses a mismatch); a request
+ * without one (`initialize`, a malformed one) is classified by the SDK from its body, as the
+ * revision defines.
+ */
+async function isModern(request: Request): Promise<boolean> {
+  const version = request.headers.get("mcp-protocol-version");
+  if (version !== null && MODERN_VERSIONS.has(version)) return true;
+  if (version !== null && LEGACY_VERSIONS.has(version)) return false;
+  const { isLegacyRequest } = await import("@modelcontextprotocol/server");
+  return !(await isLegacyRequest(request, undefined, { maxRequestBodySize: MAX_BODY_BYTES }));
 }
 
 function authenticate(c: Context, engine: Engine): Principal | AppError {

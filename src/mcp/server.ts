@@ -72,22 +72,7 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
   const elicitor = era === "legacy" && longLived ? new ChallengeElicitor(mcp.server, engine, principal, logger) : undefined;
   const stopResources = registerActionResources(mcp, engine, principal, logger, { era, follow: longLived });
 
-  // `platform` is one of the platforms this service has enabled, as an enum a client can show.
-  const platformNames = engine.platforms().map((platform) => platform.name) as [string, ...string[]];
-  const platformField = z.enum(platformNames).describe(`The platform: ${platformNames.join(", ")} (list_platforms describes each).`);
-  for (const tool of TOOLS) {
-    mcp.registerTool(
-      tool.name,
-      {
-        title: tool.title,
-        description: tool.description,
-        inputSchema: "platform" in tool.input.shape ? tool.input.extend({ platform: platformField }) : tool.input,
-        outputSchema: tool.output,
-        annotations: { title: tool.title, ...tool.annotations },
-      },
-      (args: unknown, ctx: ServerContext) => callTool(tool, args, ctx),
-    );
-  }
+  for (const [tool, config] of toolConfigs(engine)) mcp.registerTool(tool.name, config, (args: unknown, ctx: ServerContext) => callTool(tool, args, ctx));
 
   async function callTool(tool: Tool, args: unknown, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> {
     const asked = (args as { wait_seconds?: number }).wait_seconds;
@@ -159,6 +144,35 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
     };
   }
   return mcp;
+}
+
+/**
+ * Each tool's registration, made once per engine (a 2026-era instance is made per request):
+ * `platform` is one of the platforms this service has enabled, as an enum a client can show.
+ */
+function toolConfigs(engine: Engine): ReturnType<typeof buildConfigs> {
+  let configs = registrations.get(engine);
+  if (!configs) registrations.set(engine, (configs = buildConfigs(engine)));
+  return configs;
+}
+const registrations = new WeakMap<Engine, ReturnType<typeof buildConfigs>>();
+
+function buildConfigs(engine: Engine) {
+  const platformNames = engine.platforms().map((platform) => platform.name) as [string, ...string[]];
+  const platformField = z.enum(platformNames).describe(`The platform: ${platformNames.join(", ")} (list_platforms describes each).`);
+  return TOOLS.map(
+    (tool) =>
+      [
+        tool,
+        {
+          title: tool.title,
+          description: tool.description,
+          inputSchema: "platform" in tool.input.shape ? tool.input.extend({ platform: platformField }) : tool.input,
+          outputSchema: tool.output,
+          annotations: { title: tool.title, ...tool.annotations },
+        },
+      ] as const,
+  );
 }
 
 /** How long a retried call waits for the action to leave its challenge: the call's wait_seconds (default 30), at most MAX_WAIT_SECONDS. */
