@@ -9,6 +9,7 @@ import { requirePermission, visibleAccount, visibleAction } from "./access.js";
 import * as accounts from "./accounts.js";
 import * as actions from "./actions.js";
 import { systemClock, type Clock } from "./clock.js";
+import { ChangesElsewhere } from "./changes-elsewhere.js";
 import { openFromClient, sealForClient } from "./client-tokens.js";
 import type { EngineCore } from "./core.js";
 import { paramsSchema, type ActionExecutor, type PlatformInfo } from "./executor.js";
@@ -90,6 +91,8 @@ function requireKeyManager(principal: Principal): void {
 /** The action lifecycle behind both REST and MCP. */
 export class Engine {
   readonly core: EngineCore;
+  /** Status changes other processes make, announced here as this process's own are. */
+  readonly #elsewhere: ChangesElsewhere;
   readonly topUps: TopUps;
   readonly #webhooks: WebhookDispatcher | WebhookThread;
   readonly #endedJson = new WeakMap<ActionRecord, string>();
@@ -130,6 +133,7 @@ export class Engine {
     this.#webhooks = thread
       ? new WebhookThread(options.store, thread, dispatcher, logger, () => this.core.publicUrl)
       : new WebhookDispatcher({ store: options.store, clock, logger, publicUrl: () => this.core.publicUrl }, dispatcher);
+    this.#elsewhere = new ChangesElsewhere(options.store, this.core.lifecycle);
     this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }
 
@@ -159,6 +163,7 @@ export class Engine {
     this.#webhooks.start();
     // A committed change has its deliveries queued: send them now rather than at the next tick.
     this.core.lifecycle.events.on("change", this.#kickWebhooks);
+    this.#elsewhere.start();
   }
 
   /** Idempotency records past their 24 h and web sessions past their deadline. */
@@ -170,6 +175,7 @@ export class Engine {
   }
 
   async stop(): Promise<void> {
+    this.#elsewhere.stop();
     clearInterval(this.#sweep);
     clearInterval(this.#purge);
     this.core.lifecycle.events.off("change", this.#kickWebhooks);

@@ -192,6 +192,30 @@ describe("MCP 2026-07-28 over HTTP", () => {
     const answered = await client.callTool({ name: "answer_challenge", arguments: { action_id: action.id, answer: "123456", wait_seconds: 5 } });
     expect(answered.structuredContent).toMatchObject({ status: "succeeded" });
   });
+
+  it("subscriptions/listen carries the action's updates to its key, and only its key's", async () => {
+    const { h, modernClient } = await serve();
+    const client = await modernClient(h.adminKey);
+    const paused = await client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "connect", params: {}, wait_seconds: 5 } });
+    const id = (paused.structuredContent as { id: string }).id;
+    const uri = `action://${id}`;
+    const updates: string[] = [];
+    client.setNotificationHandler("notifications/resources/updated", (notification) => void updates.push(notification.params.uri));
+    const subscription = await client.listen({ resourceSubscriptions: [uri] });
+    expect(subscription.honoredFilter.resourceSubscriptions).toEqual([uri]);
+    // Another workspace's key listening to the same URI hears nothing of it.
+    const stranger = await modernClient(h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" }).key);
+    const overheard: string[] = [];
+    stranger.setNotificationHandler("notifications/resources/updated", (notification) => void overheard.push(notification.params.uri));
+    const eavesdrop = await stranger.listen({ resourceSubscriptions: [uri] });
+    h.engine.answer(admin(h), id, "123456");
+    for (let i = 0; i < 100 && updates.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(updates.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(updates)).toEqual(new Set([uri]));
+    expect(overheard).toEqual([]);
+    await subscription.close();
+    await eavesdrop.close();
+  });
 });
 
 describe("MCP 2026-07-28 over stdio", () => {

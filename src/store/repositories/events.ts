@@ -69,6 +69,16 @@ export class EventRepository {
     return rows.map(toRecord);
   }
 
+  /** The newest event's seq in any workspace (0 for none). */
+  maxSeq(): number {
+    return (this.db.prepare("SELECT coalesce(max(seq), 0) FROM events").pluck().get() as number) ?? 0;
+  }
+
+  /** Actions whose change was recorded after `afterSeq`, in any workspace, oldest first, with the newest seq read. */
+  actionsChangedAfter(afterSeq: number, limit: number): { seq: number; actionId: string }[] {
+    return (this.db.prepare("SELECT seq, subject_id AS actionId FROM events WHERE seq > ? AND type = 'action.updated' ORDER BY seq LIMIT ?").all(afterSeq, limit) as { seq: number; actionId: string }[]);
+  }
+
   /** Drops events older than `before` with no delivery still to make. */
   purgeBefore(before: string): number {
     return this.db
