@@ -11,6 +11,7 @@ import { ChallengeElicitor } from "./elicitation.js";
 import { toolError } from "./errors.js";
 import { askForChallenge, resumeChallenge, takesUrlElicitation } from "./input-required.js";
 import { registerActionResources } from "./resources.js";
+import { createdTask, registerTaskHandlers, runsAsTask } from "./tasks.js";
 import type { Tool, ToolContext, ToolResult } from "./tool.js";
 import { MAX_WAIT_SECONDS } from "./schemas.js";
 import { progressMessage } from "./describe.js";
@@ -71,22 +72,26 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
   );
   const elicitor = era === "legacy" && longLived ? new ChallengeElicitor(mcp.server, engine, principal, logger) : undefined;
   const stopResources = registerActionResources(mcp, engine, principal, logger, { era, follow: longLived });
+  if (era === "modern") registerTaskHandlers(mcp, engine, principal, logger);
 
   for (const [tool, config] of toolConfigs(engine)) mcp.registerTool(tool.name, config, (args: unknown, ctx: ServerContext) => callTool(tool, args, ctx));
 
   async function callTool(tool: Tool, args: unknown, ctx: ServerContext): Promise<CallToolResult | InputRequiredResult> {
     const asked = (args as { wait_seconds?: number }).wait_seconds;
+    // A task does not hold the call: the client polls tasks/get instead (`tasks.ts`).
+    const asTask = era === "modern" && runsAsTask(tool.name, ctx);
     const context: ToolContext = {
       engine,
       principal,
       signal: ctx.mcpReq.signal,
-      waitFor: (id, seconds) => waitWithProgress(id, Math.min(seconds, MAX_WAIT_SECONDS), ctx),
+      waitFor: (id, seconds) => waitWithProgress(id, asTask ? 0 : Math.min(seconds, MAX_WAIT_SECONDS), ctx),
       offerLink: (url, message) => elicitor?.offerLink(url, message, ctx.mcpReq.id),
     };
     try {
       const resumed = era === "modern" && tool.resume ? await resumeChallenge(engine, principal, tool.name, args, ctx, waitMs(asked)) : undefined;
       const result: ToolResult<unknown> = resumed ? tool.resume!(resumed, context) : await tool.handle(args, context);
       if (result.action) {
+        if (asTask) return createdTask(tool.name, { ...result, action: result.action });
         if (era === "legacy") offerChallenge(result.action, ctx);
         else if (tool.resume && takesUrlElicitation(ctx)) {
           const ask = askForChallenge(engine, principal, tool.name, args, result.action);
