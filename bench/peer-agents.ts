@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttp } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -18,13 +19,22 @@ export interface PostCost {
   chars: number;
 }
 
+/** What the agents need of an MCP client, 1.x (2025 era) or v2 (either era). */
+interface ToolClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** The protocol era our agent speaks: a 2025 session (the 1.x client) or 2026-07-28 (the v2 client, pinned). */
+export type AgentEra = "legacy" | "modern";
+
 /** An MCP client that counts tool calls and the text of their results; a tool error throws. */
 class CountingClient {
   #calls = 0;
   #chars = 0;
 
   constructor(
-    readonly client: Client,
+    readonly client: ToolClient,
     readonly label: string,
     readonly log: () => string = () => "",
   ) {}
@@ -53,9 +63,15 @@ export class ServiceAgent {
 
   private constructor(readonly mcp: CountingClient) {}
 
-  static async connect(serviceUrl: string, key: string): Promise<ServiceAgent> {
+  static async connect(serviceUrl: string, key: string, era: AgentEra = "legacy"): Promise<ServiceAgent> {
+    const requestInit = { headers: { authorization: `Bearer ${key}` } };
+    if (era === "modern") {
+      const client = new ModernClient({ name: "bench-agent", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+      await client.connect(new ModernHttp(new URL("/mcp", serviceUrl), { requestInit }));
+      return new ServiceAgent(new CountingClient(client, "action-service MCP (2026-07-28)"));
+    }
     const client = new Client({ name: "bench-agent", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", serviceUrl), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+    await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", serviceUrl), { requestInit }));
     return new ServiceAgent(new CountingClient(client, "action-service MCP"));
   }
 

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { findChromium } from "../src/browser/executable.js";
 import { CLI, freePort, startServe } from "../test/helpers/processes.js";
-import { PlaywrightMcpAgent, ServiceAgent, type PostCost } from "./peer-agents.js";
+import { PlaywrightMcpAgent, ServiceAgent, type AgentEra, type PostCost } from "./peer-agents.js";
 import { ProcessTree, machineBusyMs, type ExitCheck } from "./peer-tree.js";
 import { median } from "./support.js";
 
@@ -121,7 +121,7 @@ async function measuredPost(side: Side, text: string): Promise<void> {
   side.samples.push({ wallMs, cpuMs: tree.cpuMs(after) - tree.cpuMs(before), nodeCpuMs: tree.rootCpuMs(after) - tree.rootCpuMs(before), ...cost });
 }
 
-export async function agentPeer(posts = Number(process.env.BENCH_PEER_POSTS ?? 10), warmUp = 3): Promise<PeerFigures> {
+export async function agentPeer(era: AgentEra = "legacy", posts = Number(process.env.BENCH_PEER_POSTS ?? 10), warmUp = 3): Promise<PeerFigures> {
   const chromium = findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path;
   if (!chromium) throw new Error("(j) no Chromium found: set BROWSER_EXECUTABLE_PATH");
   const root = mkdtempSync(join(tmpdir(), "action-service-peer-"));
@@ -135,7 +135,7 @@ export async function agentPeer(posts = Number(process.env.BENCH_PEER_POSTS ?? 1
       env: { ACTION_SERVICE_FREE_CREDITS: "100000", ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "1000000" },
     });
     cleanup.unshift(() => serve.stop());
-    const ours = await ServiceAgent.connect(serve.url, serve.firstKey!);
+    const ours = await ServiceAgent.connect(serve.url, serve.firstKey!, era);
     cleanup.unshift(() => ours.close());
     const peer = await PlaywrightMcpAgent.start({ chromium, dir: root });
     cleanup.unshift(() => peer.close());

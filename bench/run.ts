@@ -15,7 +15,7 @@
  * (i) start-up on 10,000 accounts and 100,000 actions to GET /healthz ÷ on an empty data dir;
  * (j) a post by an agent over MCP: @playwright/mcp ÷ the service's run_action, for wall time, text the
  *     model reads and the server's CPU (each server a process tree of its own).
- * BENCH_ONLY=a,e runs a subset (b′ is b2).
+ * BENCH_ONLY=a,e runs a subset (b′ is b2; j2 is (j) with our agent in the 2026-07-28 era).
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { eventLoad } from "./event-load.js";
@@ -154,7 +154,7 @@ async function readPathOf(live: LiveService): ReturnType<typeof readPath> {
   return readPath(live, action.id);
 }
 
-const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,m,e,f,k,b2,h,i,j").split(",").map((part) => part.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,m,e,f,k,b2,h,i,j,j2").split(",").map((part) => part.trim()));
 
 async function main(): Promise<void> {
   const rows: string[][] = [];
@@ -264,12 +264,14 @@ async function main(): Promise<void> {
       "≤ 1 s",
     ]);
   }
-  if (ONLY.has("j")) {
-    const { ours, peer, ...j } = await agentPeer();
+  for (const era of ["legacy", "modern"] as const) {
+    if (!ONLY.has(era === "legacy" ? "j" : "j2")) continue;
+    const eraName = era === "legacy" ? "2025 session" : "2026-07-28";
+    const { ours, peer, ...j } = await agentPeer(era);
     const ratio = (theirs: number, own: number): string => (theirs / own).toFixed(2);
     const lost = ours.lostMs + peer.lostMs > 0 ? ` (of it lost by exited processes: ${ours.lostMs.toFixed(0)} ÷ ${peer.lostMs.toFixed(0)} ms)` : "";
     report([
-      `(j) a post by an agent over MCP, @playwright/mcp ÷ ours (run_action): wall (median), text read, server CPU (per post, ${j.posts} each)`,
+      `(j) a post by an agent over MCP, @playwright/mcp ÷ ours (run_action, ${eraName}): wall (median), text read, server CPU (per post, ${j.posts} each)`,
       `wall ${peer.wallMs.toFixed(0)} ÷ ${ours.wallMs.toFixed(0)} ms = ${ratio(peer.wallMs, ours.wallMs)}; ` +
         `text ${peer.chars.toFixed(0)} ÷ ${ours.chars.toFixed(0)} chars = ${ratio(peer.chars, ours.chars)} (${peer.calls.toFixed(1)} ÷ ${ours.calls.toFixed(1)} tool calls); ` +
         `server CPU ${peer.cpuMs.toFixed(0)} ÷ ${ours.cpuMs.toFixed(0)} ms = ${ratio(peer.cpuMs, ours.cpuMs)}${lost}`,
@@ -277,7 +279,7 @@ async function main(): Promise<void> {
     ]);
     const exits = (side: typeof ours): string => `${side.exits.exited} exited (${side.exits.exitedMs.toFixed(0)} ms last seen, ${side.exits.reapedMs.toFixed(0)} ms reaped)`;
     report([
-      "(j) meanwhile, @playwright/mcp ÷ ours: server CPU in its Node process; PSS of the server's tree; processes; CPU idle",
+      `(j) meanwhile (${eraName}), @playwright/mcp ÷ ours: server CPU in its Node process; PSS of the server's tree; processes; CPU idle`,
       `Node ${peer.nodeCpuMs.toFixed(0)} ÷ ${ours.nodeCpuMs.toFixed(0)} ms a post (the rest in Chromium); ${peer.pssMb.toFixed(0)} ÷ ${ours.pssMb.toFixed(0)} MB; ${peer.processes} ÷ ${ours.processes} processes, ${peer.startedPerPost.toFixed(1)} ÷ ${ours.startedPerPost.toFixed(1)} started per post, ${exits(peer)} ÷ ${exits(ours)}; ` +
         `idle ${peer.idleCpuMsPerSecond.toFixed(0)} ÷ ${ours.idleCpuMsPerSecond.toFixed(0)} ms CPU/s; feed of ${j.feed[0]}→${j.feed[1]} posts; other work on the machine meanwhile ${j.otherCores.toFixed(2)} cores`,
       "report",

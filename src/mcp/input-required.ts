@@ -60,20 +60,32 @@ export function askForChallenge(engine: Engine, principal: Principal, toolName: 
 }
 
 /**
- * A retried call: the action its requestState names, once the person's response is acted on —
- * canceled when they declined, else waited for until it leaves that challenge (up to `waitMs`).
- * Undefined for a first call. A requestState that is not ours, was changed, has expired, belongs to
- * another key, or was made for another tool or other arguments is a request error; nothing changes.
+ * The SDK's `requestState.verify` hook (2026 era), run before the handler: a requestState that is not
+ * ours or was changed, belongs to another key, or has expired is refused there, as the JSON-RPC error
+ * `-32602` "Invalid or expired requestState"; nothing runs. Returns the state the handler then reads.
+ */
+export function verifyRequestState(engine: Engine, principal: Principal, token: string): ChallengeState {
+  const parsed = ChallengeState.safeParse(engine.openFromClient(token, PURPOSE));
+  if (!parsed.success) throw new Error("the requestState was not made by this service, or was changed");
+  const state = parsed.data;
+  if (state.workspace !== principal.workspaceId || state.key !== (principal.keyId ?? null)) throw new Error("the requestState belongs to another API key");
+  if (Date.parse(state.expires_at) <= engine.core.lifecycle.clock.now().getTime()) throw new Error("the requestState has expired with its challenge");
+  return state;
+}
+
+/**
+ * A retried call: the action its (verified) requestState names, once the person's response is acted
+ * on — canceled when they declined, else waited for until it leaves that challenge (up to `waitMs`).
+ * Undefined for a first call. A state made for another tool or other arguments is a request error
+ * (`invalid_request`); nothing changes.
  */
 export async function resumeChallenge(engine: Engine, principal: Principal, toolName: string, args: unknown, ctx: ServerContext, waitMs: number): Promise<PublicAction | undefined> {
-  const token = ctx.mcpReq.requestState<unknown>();
-  if (token === undefined) return undefined;
-  const parsed = ChallengeState.safeParse(typeof token === "string" ? engine.openFromClient(token, PURPOSE) : undefined);
+  const verified = ctx.mcpReq.requestState<unknown>();
+  if (verified === undefined) return undefined;
+  const parsed = ChallengeState.safeParse(verified);
   if (!parsed.success) throw refused("The requestState was not made by this service, or was changed: retry the call without it.");
   const state = parsed.data;
-  if (state.workspace !== principal.workspaceId || state.key !== (principal.keyId ?? null)) throw refused("The requestState belongs to another API key.");
   if (state.tool !== toolName || state.args !== digest(canonical(withoutWait(args)))) throw refused("The requestState was made for another tool call: retry the same tool with the same arguments.");
-  if (Date.parse(state.expires_at) <= engine.core.lifecycle.clock.now().getTime()) throw refused("The requestState has expired with its challenge: call the tool again.");
   const response = ctx.mcpReq.inputResponses?.[inputKey(state.challenge)] as { action?: string } | undefined;
   const current = engine.getAction(principal, state.action);
   if ((response?.action === "decline" || response?.action === "cancel") && !isTerminal(current.status)) {

@@ -9,7 +9,7 @@ import { asAppError } from "../engine/request-errors.js";
 import type { ActionRecord } from "../store/records.js";
 import { ChallengeElicitor } from "./elicitation.js";
 import { toolError } from "./errors.js";
-import { askForChallenge, resumeChallenge, takesUrlElicitation } from "./input-required.js";
+import { askForChallenge, resumeChallenge, takesUrlElicitation, verifyRequestState } from "./input-required.js";
 import { registerActionResources } from "./resources.js";
 import { createdTask, registerTaskHandlers, runsAsTask } from "./tasks.js";
 import type { Tool, ToolContext, ToolResult } from "./tool.js";
@@ -68,6 +68,8 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
       instructions: INSTRUCTIONS,
       // 2025 clients get challenges pushed as elicitations that never hold the call (`elicitation.ts`).
       inputRequired: { legacyShim: false },
+      // A retried call's requestState is opened and checked before its handler runs (`input-required.ts`).
+      requestState: { verify: (state: string) => verifyRequestState(engine, principal, state) },
     },
   );
   const elicitor = era === "legacy" && longLived ? new ChallengeElicitor(mcp.server, engine, principal, logger) : undefined;

@@ -125,7 +125,7 @@ describe("MCP 2026-07-28 over HTTP", () => {
     expect(h.engine.listActions(admin(h), { limit: 50 }).data).toHaveLength(1);
   });
 
-  it("a tampered, foreign, expired or mismatched requestState is a request error (invalid_request) that changes nothing", async () => {
+  it("a tampered, foreign or expired requestState is refused before the tool runs (-32602), a mismatched one is invalid_request; nothing changes", async () => {
     const { h, rpc } = await serve();
     const accountId = addAccount(h);
     const args = { account_id: accountId, type: "connect", params: {} };
@@ -136,19 +136,24 @@ describe("MCP 2026-07-28 over HTTP", () => {
       rpc(bearer, "tools/call", { name, arguments: argumentsGiven, inputResponses: { [key]: { action: "decline" } }, requestState });
     const tampered = state.slice(0, -2) + (state.endsWith("AA") ? "BB" : "AA");
     const other = h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" }).key;
-    const refusals = [
-      await retry(h.adminKey, tampered),
-      await retry(other, state),
+    // Not ours, changed, another key's or expired: refused before the tool runs, as a JSON-RPC error.
+    const refusals = [await retry(h.adminKey, tampered), await retry(other, state)];
+    for (const refusal of refusals) {
+      expect(refusal.error?.code).toBe(-32602);
+      expect(refusal.error?.message).toBe("Invalid or expired requestState");
+    }
+    // Ours, for another call: the tool says so (invalid_request).
+    const mismatched = [
       await retry(h.adminKey, state, "get_action", { action_id: h.engine.listActions(admin(h), { limit: 50 }).data[0]!.id }),
       await retry(h.adminKey, state, "run_action", { ...args, params: { other: true } }),
     ];
-    for (const refusal of refusals) {
+    for (const refusal of mismatched) {
       expect(refusal.result.isError).toBe(true);
-      expect(refusal.result.content[0].text).toMatch(/^invalid_request: The requestState/);
+      expect(refusal.result.content[0].text).toMatch(/^invalid_request: The requestState was made for another tool call/);
     }
     h.clock.advance(11 * 60 * 1000);
     const expired = await retry(h.adminKey, state);
-    expect(expired.result.content[0].text).toMatch(/^invalid_request: The requestState has expired/);
+    expect(expired.error?.message).toBe("Invalid or expired requestState");
     // A decline in any of them would have canceled the action: it is as it was (or expired by the clock, never canceled).
     const action = h.engine.listActions(admin(h), { limit: 50 }).data[0]!;
     expect(action.status).not.toBe("canceled");
