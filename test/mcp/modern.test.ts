@@ -33,8 +33,8 @@ function script(): ScriptedExecutor {
     .on("post", async () => ({ post_id: "p1", url: "http://sandbox/p1" }));
 }
 
-async function serve() {
-  const h = harness({ executor: script() });
+async function serve(executor: ScriptedExecutor = script()) {
+  const h = harness({ executor });
   let endpoint!: McpHttpEndpoint;
   const limiter = new RateLimiter(100_000, h.clock);
   const policy = { allowedHosts: ["127.0.0.1"], publicUrl: () => "http://127.0.0.1:8787" };
@@ -220,6 +220,29 @@ describe("MCP 2026-07-28 over HTTP", () => {
     expect(overheard).toEqual([]);
     await subscription.close();
     await eavesdrop.close();
+  });
+
+  it("a closed request stops the wait, never the action", async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const { h, modernClient } = await serve(new ScriptedExecutor().on("post", async () => (await gate, { post_id: "p1" })));
+    const client = await modernClient(h.adminKey);
+    const listeners = h.engine.core.lifecycle.events.listenerCount("change");
+    const controller = new AbortController();
+    const held = client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "post", params: { text: "held" }, wait_seconds: 50 } }, { signal: controller.signal });
+    void held.catch(() => undefined);
+    // The server is waiting on the action for the caller…
+    for (let i = 0; i < 200 && h.engine.core.lifecycle.events.listenerCount("change") <= listeners; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(h.engine.core.lifecycle.events.listenerCount("change")).toBeGreaterThan(listeners);
+    const id = h.engine.listActions(admin(h), { limit: 1 }).data[0]!.id;
+    controller.abort(new Error("user gave up"));
+    await expect(held).rejects.toThrow(/user gave up/);
+    // …and lets go once the request is closed, well before its 50 s; the action runs on and ends.
+    for (let i = 0; i < 200 && h.engine.core.lifecycle.events.listenerCount("change") > listeners; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(h.engine.core.lifecycle.events.listenerCount("change")).toBe(listeners);
+    expect(h.engine.getAction(admin(h), id).status).toBe("running");
+    open();
+    expect((await h.engine.waitFor(id, 5)).status).toBe("succeeded");
   });
 });
 
