@@ -101,6 +101,37 @@ describe("MCP 2026-07-28 over HTTP", () => {
     expect(posted.structuredContent).toMatchObject({ status: "succeeded", result: { post_id: "p1" } });
   });
 
+  it("every tool answers a client pinned to 2026-07-28, with its structured result", async () => {
+    const { h, modernClient } = await serve();
+    const client = await modernClient(h.adminKey);
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError, `${name}: ${JSON.stringify(result.content)}`).toBeFalsy();
+      return result.structuredContent as any;
+    };
+    const called = new Set<string>();
+    const tool = async (name: string, args: Record<string, unknown> = {}) => (called.add(name), call(name, args));
+    expect((await tool("list_platforms")).data.map((platform: { name: string }) => platform.name)).toContain("sandbox");
+    expect(await tool("get_credits")).toEqual({ balance: expect.any(Number) });
+    const linked = await tool("connect_account", { platform: "sandbox", username: "nopass" });
+    expect(linked.sign_in_link.url).toMatch(/\/live\//);
+    const accountId = linked.account.id;
+    expect((await tool("update_account", { account_id: accountId, password: "pw" })).has_password).toBe(true);
+    expect((await tool("create_sign_in_link", { account_id: accountId })).url).toMatch(/\/live\//);
+    expect((await tool("list_accounts")).data.map((account: { id: string }) => account.id)).toContain(accountId);
+    const posted = await tool("run_action", { account_id: accountId, type: "post", params: { text: "every tool" }, wait_seconds: 5 });
+    expect(posted.status).toBe("succeeded");
+    expect((await tool("get_action", { action_id: posted.id, wait_seconds: 0 })).id).toBe(posted.id);
+    expect((await tool("list_actions", {})).data.map((action: { id: string }) => action.id)).toContain(posted.id);
+    const paused = await call("run_action", { account_id: addAccount(h), type: "connect", params: {}, wait_seconds: 5 });
+    expect((await tool("answer_challenge", { action_id: paused.id, answer: "000000", wait_seconds: 5 })).status).toBe("needs_input");
+    expect((await tool("cancel_action", { action_id: paused.id })).status).toBe("canceled");
+    expect(await tool("top_up_credits", { credits: 10 })).toMatchObject({ balance: expect.any(Number) });
+    expect(await tool("send_feedback", { message: "works in the new era", action_id: posted.id })).toMatchObject({ id: expect.any(String) });
+    expect(await tool("remove_account", { account_id: accountId })).toEqual({ removed: true, account_id: accountId });
+    expect([...called].sort()).toEqual(TOOLS.map((entry) => entry.name).sort());
+  });
+
   it("a challenge is input_required: a URL elicitation of its sign_in_url and a sealed requestState; the retry returns succeeded once the code is answered on the page", async () => {
     const { h, rpc } = await serve();
     const accountId = addAccount(h);
