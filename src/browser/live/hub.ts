@@ -8,6 +8,9 @@ import { isSameUser, wrongUserMessage } from "../identity.js";
 import type { BrowserPool } from "../pool.js";
 import { Screencast } from "./screencast.js";
 
+/** How long the sign-in page may take to show it signed out again (a page's time, as an action's pages get; DESIGN §3). */
+const SIGNED_OUT_WAIT_MS = 30_000;
+
 export interface LiveHubOptions {
   pool: BrowserPool;
   executor: BrowserExecutor;
@@ -175,7 +178,7 @@ export class LiveHub {
         await page.context().clearCookies();
         session.events.emit("notice", `${wrongUserMessage(shown, account.username)} Sign in as @${account.username}.`);
         await page.goto(baseUrl + driver.manualSignIn.path);
-        await driver.manualSignIn.signedIn(page).waitFor({ state: "hidden", timeout: 10_000 });
+        await driver.manualSignIn.signedIn(page).waitFor({ state: "hidden", timeout: SIGNED_OUT_WAIT_MS });
       }
       await this.options.onSignedIn(link.id, account.id, JSON.stringify(await page.context().storageState()));
     } catch (error) {

@@ -27,8 +27,9 @@ export const SIGN_IN_SPEC: SignInSpec = {
 /** The signed-in staff user's e-mail (Ghost signs in by e-mail). */
 export async function signedInAs(page: Page): Promise<string | undefined> {
   const email = PAGES.userEmail(page);
-  // The menu renders a moment after the navigation.
-  await email.waitFor({ timeout: 5_000 }).catch(() => undefined);
+  // The menu renders a moment after the navigation: as long as a page may take (the page timeout), not
+  // a fixed few seconds a busy machine can overrun.
+  await email.waitFor().catch(() => undefined);
   if ((await email.count()) === 0) return undefined;
   return (await email.innerText()).trim() || undefined;
 }
