@@ -12,6 +12,7 @@ import { asAppError } from "../engine/request-errors.js";
 import { silentLogger, type Logger } from "../engine/logger.js";
 import { buildOpenApi } from "./openapi.js";
 import type { RouteInput } from "./route.js";
+import { bearerKey, parse } from "./request-parts.js";
 import { ROUTES } from "./routes/index.js";
 
 export interface AppOptions {
@@ -136,11 +137,6 @@ class Input implements RouteInput<unknown, unknown, unknown> {
   }
 }
 
-export function bearerKey(header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
-  return match?.[1];
-}
-
 function authenticate(c: Context, engine: Engine): Principal {
   const key = bearerKey(c.req.header("authorization"));
   if (!key) throw new AppError("unauthorized", "Send an API key as `Authorization: Bearer <key>`.");
@@ -157,19 +153,4 @@ async function readJson(c: Context): Promise<unknown> {
   } catch {
     throw new AppError("malformed_request", "The request body is not valid JSON.");
   }
-}
-
-/** Validates one part of the request; a bad value is a 422 naming each field. */
-export function parse<T>(schema: z.ZodType<T> | undefined, value: unknown, where: "path" | "query" | "body" | "header"): T {
-  if (!schema) return undefined as T;
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  throw new AppError("invalid_request", `The request ${where} is not valid: ${parsed.error.issues.map(describeIssue).join("; ")}.`, {
-    issues: parsed.error.issues.map((issue) => ({ path: [where, ...issue.path].join("."), message: issue.message })),
-  });
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const path = issue.path.join(".");
-  return path ? `${path}: ${issue.message}` : issue.message;
 }

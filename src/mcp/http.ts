@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { McpHttpHandler, McpServer, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import type { Context, Hono } from "hono";
-import { bearerKey } from "../api/app.js";
+import { bearerKey } from "../api/request-parts.js";
 import { checkHostAndOrigin, type OriginPolicy } from "../api/origin.js";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";

@@ -5,7 +5,7 @@ import { isTerminal } from "../domain/status.js";
 import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
 import { toMcpError } from "./errors.js";
-import type { McpEra } from "./server.js";
+import type { McpEra } from "./era.js";
 
 const ACTION_URI = /^action:\/\/([^/?#]+)$/;
 const RECENT_ACTIONS = 50;

@@ -8,6 +8,7 @@ import type { Logger } from "../engine/logger.js";
 import { asAppError } from "../engine/request-errors.js";
 import type { ActionRecord } from "../store/records.js";
 import { ChallengeElicitor } from "./elicitation.js";
+import type { McpEra } from "./era.js";
 import { toolError } from "./errors.js";
 import { askForChallenge, resumeChallenge, takesUrlElicitation, verifyRequestState } from "./input-required.js";
 import { registerActionResources } from "./resources.js";
@@ -16,9 +17,6 @@ import type { Tool, ToolContext, ToolResult } from "./tool.js";
 import { MAX_WAIT_SECONDS } from "./schemas.js";
 import { progressMessage } from "./describe.js";
 import { TOOLS } from "./tools/index.js";
-
-/** The protocol era of a connection: 2025 (`initialize`, sessions, pushed requests) or 2026-07-28 (stateless, `input_required`). */
-export type McpEra = "legacy" | "modern";
 
 /** Who the MCP session acts for: the stdio owner, or the key that opened an HTTP session. */
 export interface McpSessionOptions {

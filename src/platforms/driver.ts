@@ -2,7 +2,6 @@ import type { Locator, Page } from "playwright";
 import type { ActionType } from "../domain/actions.js";
 import type { ActionErrorCode, ActionFailure } from "../domain/errors.js";
 import type { ExecutionContext, PlatformInfo } from "../engine/executor.js";
-import { ensureSignedIn, type SignInSpec } from "./sign-in.js";
 
 /** What a driver sees of one run: the page, the params and the engine's hooks. */
 export interface DriverContext extends Pick<
@@ -73,21 +72,4 @@ export interface Driver {
   blockedHosts?: readonly string[];
   /** Added to the message when the platform cannot be reached, e.g. how to start it. */
   whenUnreachable?: string;
-}
-
-/**
- * A driver from its declarations: the action types it offers come from its handlers, and its
- * sign-in (the shared loop) and the page owners sign in on by hand from its `SignInSpec`.
- */
-export function defineDriver(
-  driver: Omit<Driver, "platform" | "ensureSignedIn" | "manualSignIn"> & { platform: Omit<PlatformInfo, "actions">; signIn: SignInSpec },
-): Driver {
-  const { signIn, ...rest } = driver;
-  const actions = Object.keys(driver.actions) as ActionType[];
-  return {
-    ...rest,
-    platform: { ...driver.platform, actions },
-    ensureSignedIn: (context) => ensureSignedIn(signIn, context),
-    manualSignIn: { path: signIn.form.path ?? signIn.start, signedIn: signIn.signedIn },
-  };
 }

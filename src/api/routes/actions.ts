@@ -4,7 +4,7 @@ import { isTerminal } from "../../domain/status.js";
 import { AnswerInput, CreateActionInput, ListActionsQuery } from "../../engine/actions.js";
 import type { Engine } from "../../engine/engine.js";
 import { IdempotencyKey } from "../../engine/idempotency.js";
-import { parse } from "../app.js";
+import { parse } from "../request-parts.js";
 import type { ActionRecord } from "../../store/records.js";
 import { defineRoute } from "../route.js";
 import { errorResponses } from "./common.js";

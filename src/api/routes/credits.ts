@@ -2,7 +2,7 @@ import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/
 import { z } from "zod";
 import { CreditsJson, ErrorJson, PlatformJson, TopUpJson, listOf } from "../../domain/public.js";
 import { IdempotencyKey } from "../../engine/idempotency.js";
-import { parse } from "../app.js";
+import { parse } from "../request-parts.js";
 import { defineRoute, type RouteResponse } from "../route.js";
 import { errorResponses } from "./common.js";
 

@@ -1,4 +1,4 @@
-import { defineDriver } from "../driver.js";
+import { defineDriver } from "../define-driver.js";
 import { browserSteps, connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
 import { FAILURES } from "./pages.js";
 import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";

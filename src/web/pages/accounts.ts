@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { html } from "hono/html";
-import { parse } from "../../api/app.js";
+import { parse } from "../../api/request-parts.js";
 import { AppError } from "../../domain/errors.js";
 import type { Principal } from "../../domain/keys.js";
 import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts.js";

@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import { html } from "hono/html";
-import { parse } from "../../api/app.js";
+import { parse } from "../../api/request-parts.js";
 import { isAnswerableByApi } from "../../domain/challenges.js";
 import { AppError } from "../../domain/errors.js";
 import type { Principal } from "../../domain/keys.js";

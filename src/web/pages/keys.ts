@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { html } from "hono/html";
 import { z } from "zod";
-import { parse } from "../../api/app.js";
+import { parse } from "../../api/request-parts.js";
 import { AppError } from "../../domain/errors.js";
 import { KEY_ROLES, type Principal } from "../../domain/keys.js";
 import type { Engine } from "../../engine/engine.js";
