@@ -19,9 +19,19 @@ export function requirePermission(principal: Principal, permission: Permission):
   }
 }
 
+/** Whether the key's allow-list (if it has one) includes the account. */
+function allows(principal: Principal, accountId: string): boolean {
+  return principal.accountIds === undefined || principal.accountIds.includes(accountId);
+}
+
 /** 403 unless the key's allow-list includes the account; `details` names only what the caller sent. */
 function requireAllowed(principal: Principal, accountId: string, message: string, details: Record<string, string>): void {
-  if (principal.accountIds && !principal.accountIds.includes(accountId)) throw new AppError("forbidden", message, details);
+  if (!allows(principal, accountId)) throw new AppError("forbidden", message, details);
+}
+
+/** Whether `visibleAction` would hand the key this action (its workspace's, an account it may act on), without throwing. */
+export function canSee(principal: Principal, action: ActionRecord): boolean {
+  return action.workspace_id === principal.workspaceId && allows(principal, action.account_id);
 }
 
 /** The account if the key's workspace has it (else 404) and its allow-list includes it (else 403). */

@@ -5,7 +5,7 @@ import type { KeyRole, Principal } from "../domain/keys.js";
 import type { KeyListing, Store } from "../store/index.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
 import { isTerminal } from "../domain/status.js";
-import { requirePermission, visibleAccount, visibleAction } from "./access.js";
+import { canSee, requirePermission, visibleAccount, visibleAction } from "./access.js";
 import * as accounts from "./accounts.js";
 import * as actions from "./actions.js";
 import { systemClock, type Clock } from "./clock.js";
@@ -324,7 +324,7 @@ export class Engine {
   }
   /** Whether `principal` may read `action` (its workspace, an account its key may act on), without throwing. */
   mayRead(principal: Principal, action: ActionRecord): boolean {
-    return action.workspace_id === principal.workspaceId && (principal.accountIds === undefined || principal.accountIds.includes(action.account_id));
+    return canSee(principal, action);
   }
   listActions(principal: Principal, query: actions.ListActions): { data: ActionRecord[]; next_cursor?: string } {
     return actions.listActions(this.core, principal, query);
