@@ -38,10 +38,10 @@ export function takesUrlElicitation(ctx: ServerContext): boolean {
   return Boolean(capabilities?.elicitation?.url);
 }
 
-/** The input request for the action's open challenge, or undefined when it has none. */
+/** The input request for the action's open challenge and a requestState to come back with, or undefined when it has none. */
 export function askForChallenge(engine: Engine, principal: Principal, toolName: string, args: unknown, action: PublicAction): InputRequiredResult | undefined {
-  const challenge = action.challenge;
-  if (action.status !== "needs_input" || !challenge) return undefined;
+  const challenge = action.status === "needs_input" ? action.challenge : undefined;
+  if (!challenge) return undefined;
   const state: ChallengeState = {
     v: 1,
     workspace: principal.workspaceId,
@@ -52,11 +52,18 @@ export function askForChallenge(engine: Engine, principal: Principal, toolName: 
     args: digest(canonical(withoutWait(args))),
     expires_at: challenge.expires_at,
   };
+  return inputRequired({ inputRequests: challengeInputRequests(action), requestState: engine.sealForClient(state, PURPOSE) });
+}
+
+/**
+ * The URL-mode elicitation of the action's open challenge link, keyed by that link (the same key on
+ * every round and in a task's `tasks/get`); empty when the action waits for nothing.
+ */
+export function challengeInputRequests(action: PublicAction): Record<string, ReturnType<typeof inputRequired.elicitUrl>> {
+  const challenge = action.status === "needs_input" ? action.challenge : undefined;
+  if (!challenge) return {};
   const message = `The ${action.platform} sign-in for action ${action.id} (${action.type}) needs you: ${challenge.message} ${HOW_TO_ANSWER[challenge.kind]} Answer before ${challenge.expires_at}.`;
-  return inputRequired({
-    inputRequests: { [inputKey(state.challenge)]: inputRequired.elicitUrl({ message, url: challenge.sign_in_url }) },
-    requestState: engine.sealForClient(state, PURPOSE),
-  });
+  return { [inputKey(digest(challenge.sign_in_url))]: inputRequired.elicitUrl({ message, url: challenge.sign_in_url }) };
 }
 
 /**

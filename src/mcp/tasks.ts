@@ -6,7 +6,6 @@ import {
   ProtocolErrorCode,
   type CallToolResult,
   type ClientCapabilities,
-  type InputRequests,
   type McpServer,
   type ServerContext,
 } from "@modelcontextprotocol/server";
@@ -18,7 +17,7 @@ import type { Logger } from "../engine/logger.js";
 import { asAppError } from "../engine/request-errors.js";
 import { progressMessage } from "./describe.js";
 import { toMcpError } from "./errors.js";
-import { askForChallenge } from "./input-required.js";
+import { challengeInputRequests } from "./input-required.js";
 import type { ToolContext, ToolResult } from "./tool.js";
 import { TOOLS } from "./tools/index.js";
 
@@ -184,14 +183,14 @@ export function registerTaskHandlers(mcp: McpServer, engine: Engine, principal: 
     const { tool, action } = find(params.taskId, ctx);
     const task = taskOf(tool, action);
     const detail =
-      task.status === "input_required" ? { inputRequests: challengeRequests(engine, principal, tool, action) } : task.status === "completed" ? { result: toolResult(engine, principal, tool, action, ctx) } : {};
+      task.status === "input_required" ? { inputRequests: challengeInputRequests(action) } : task.status === "completed" ? { result: toolResult(engine, principal, tool, action, ctx) } : {};
     return { resultType: "complete", ...task, ...detail };
   });
 
   mcp.server.setRequestHandler("tasks/update", { params: TaskParams }, (params, ctx) => {
-    const { tool, action } = find(params.taskId, ctx);
+    const { action } = find(params.taskId, ctx);
     // Only the open challenge's key counts: keys of earlier challenges, or none, are ignored.
-    const open = statusOf(action) === "input_required" ? Object.keys(challengeRequests(engine, principal, tool, action)) : [];
+    const open = statusOf(action) === "input_required" ? Object.keys(challengeInputRequests(action)) : [];
     const responses = ctx.mcpReq.inputResponses ?? {};
     const declined = open.some((key) => {
       const response = responses[key] as { action?: unknown } | undefined;
@@ -206,11 +205,6 @@ export function registerTaskHandlers(mcp: McpServer, engine: Engine, principal: 
     cancel(find(params.taskId, ctx).action);
     return { resultType: "complete" };
   });
-}
-
-/** The URL-mode elicitation of the open challenge's sign_in_url, exactly as a tool call's `input_required` asks for it (keys unique per challenge). */
-function challengeRequests(engine: Engine, principal: Principal, tool: TaskTool, action: PublicAction): InputRequests {
-  return askForChallenge(engine, principal, tool, {}, action)?.inputRequests ?? {};
 }
 
 /** The full tools/call result the tool would return for the ended action (its `resume`, as a retried call gets it). */
