@@ -3,13 +3,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LATEST_PROTOCOL_VERSION, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "../../src/api/app.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { RateLimiter } from "../../src/engine/rate-limit.js";
-import { listen } from "../../src/main.js";
-import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
 import { ScriptedExecutor } from "../helpers/scripted-executor.js";
-import { addAccount, harness } from "./support.js";
+import { addAccount, harness, serveMcpHttp } from "./support.js";
 
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -25,16 +20,7 @@ const INITIALIZE = {
 
 async function serve(options: { perMinute?: number; maxSessionsPerKey?: number } = {}) {
   const h = harness({ executor: new ScriptedExecutor().on("post", async () => ({ post_id: "p1" })) });
-  let endpoint!: McpHttpEndpoint;
-  const limiter = new RateLimiter(options.perMinute ?? 600, h.clock);
-  const policy = { allowedHosts: ["127.0.0.1"], publicUrl: () => "http://127.0.0.1:8787" };
-  const app = createApp({ engine: h.engine, limiter, extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { ...policy, limiter, logger: silentLogger, ...(options.maxSessionsPerKey ? { maxSessionsPerKey: options.maxSessionsPerKey } : {}) })) });
-  const server = await listen(app, "127.0.0.1", 0);
-  stops.push(async () => {
-    await endpoint.close();
-    await server.close();
-  });
-  const url = `http://127.0.0.1:${server.port}/mcp`;
+  const { url, endpoint } = await serveMcpHttp(h, { perMinute: options.perMinute ?? 600, ...(options.maxSessionsPerKey ? { maxSessionsPerKey: options.maxSessionsPerKey } : {}) });
   const connectClient = async (key: string) => {
     const client = new Client({ name: "http-test", version: "1.0.0" });
     const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });

@@ -1,15 +1,11 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { InMemoryTransport } from "@modelcontextprotocol/server";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "../../src/api/app.js";
 import { silentLogger } from "../../src/engine/logger.js";
-import { RateLimiter } from "../../src/engine/rate-limit.js";
-import { listen } from "../../src/main.js";
-import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
 import { runStdioServer } from "../../src/mcp/stdio.js";
 import { TOOLS } from "../../src/mcp/tools/index.js";
 import { ScriptedExecutor } from "../helpers/scripted-executor.js";
-import { addAccount, harness } from "./support.js";
+import { addAccount, emailCodeConnect, harness, modernRpc, serveMcpHttp } from "./support.js";
 
 // The 2026-07-28 revision (DESIGN §6): stateless, `server/discover`, a challenge as `input_required`
 // with a URL-mode elicitation of its sign_in_url and a sealed requestState; one tool registry with
@@ -22,55 +18,14 @@ afterEach(async () => {
 
 /** A connect that asks for an emailed code until it gets 123456; a post that succeeds. */
 function script(): ScriptedExecutor {
-  return new ScriptedExecutor()
-    .on("connect", async (context) => {
-      for (;;) {
-        const answer = await context.challenge({ kind: "email_code", message: "We emailed a code to c***@example.com." });
-        if (answer === "123456") return { signed_in: true, profile: { handle: "carol", name: "Carol" } };
-        await context.refuseAnswer("That code is not right.");
-      }
-    })
-    .on("post", async () => ({ post_id: "p1", url: "http://sandbox/p1" }));
+  return new ScriptedExecutor().on("connect", emailCodeConnect).on("post", async () => ({ post_id: "p1", url: "http://sandbox/p1" }));
 }
 
 async function serve(executor: ScriptedExecutor = script()) {
   const h = harness({ executor });
-  let endpoint!: McpHttpEndpoint;
-  const limiter = new RateLimiter(100_000, h.clock);
-  const policy = { allowedHosts: ["127.0.0.1"], publicUrl: () => "http://127.0.0.1:8787" };
-  const app = createApp({ engine: h.engine, limiter, extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { ...policy, limiter, logger: silentLogger })) });
-  const server = await listen(app, "127.0.0.1", 0);
-  stops.push(async () => {
-    await endpoint.close();
-    await server.close();
-  });
-  const url = `http://127.0.0.1:${server.port}/mcp`;
-  let ids = 0;
-  /** One raw 2026-era request: the envelope in `_meta` and the headers the revision asks for. */
-  const rpc = async (key: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = { elicitation: { url: {} } }) => {
-    const name = (params.name as string | undefined) ?? undefined;
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${key}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": MODERN,
-        "mcp-method": method,
-        ...(name ? { "mcp-name": name } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: ++ids,
-        method,
-        params: { ...params, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": capabilities } },
-      }),
-    });
-    const text = await response.text();
-    // JSON, or an SSE stream whose last data line is the answer.
-    const json = text.startsWith("{") ? JSON.parse(text) : JSON.parse(text.split("\n").filter((line) => line.startsWith("data: ")).at(-1)!.slice(6));
-    return { status: response.status, ...json } as { status: number; result?: any; error?: { code: number; message: string } };
-  };
+  const { url } = await serveMcpHttp(h);
+  /** One raw 2026-era request, declaring URL-mode elicitation unless told otherwise. */
+  const rpc = modernRpc(url, { elicitation: { url: {} } });
   const modernClient = async (key: string, options: { elicitation?: boolean; onUrl?: (url: string) => Promise<"accept" | "decline"> } = {}) => {
     const client = new Client(
       { name: "modern-test", version: "1.0.0" },

@@ -5,16 +5,11 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createApp } from "../../src/api/app.js";
 import { ActionFailure } from "../../src/domain/errors.js";
-import { silentLogger } from "../../src/engine/logger.js";
-import { RateLimiter } from "../../src/engine/rate-limit.js";
-import { listen } from "../../src/main.js";
-import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
 import { startSandbox } from "../../src/sandbox/index.js";
 import { CLI, restClient, startServe } from "../helpers/processes.js";
 import { ScriptedExecutor } from "../helpers/scripted-executor.js";
-import { addAccount, harness } from "./support.js";
+import { addAccount, emailCodeConnect, harness, modernEnvelope, modernRpc, serveMcpHttp, type Rpc } from "./support.js";
 
 // The tasks extension over 2026-07-28 HTTP (DESIGN §6): run_action and connect_account answer a
 // task when the client declares the extension; the action is the task. Raw requests: the SDK's
@@ -30,13 +25,7 @@ afterEach(async () => {
 /** A connect that asks for an emailed code until it gets 123456; a post that succeeds; a send_message the platform refuses. */
 function script(): ScriptedExecutor {
   return new ScriptedExecutor()
-    .on("connect", async (context) => {
-      for (;;) {
-        const answer = await context.challenge({ kind: "email_code", message: "We emailed a code to c***@example.com." });
-        if (answer === "123456") return { signed_in: true, profile: { handle: "carol", name: "Carol" } };
-        await context.refuseAnswer("That code is not right.");
-      }
-    })
+    .on("connect", emailCodeConnect)
     .on("post", async () => ({ post_id: "p1", url: "http://sandbox/p1" }))
     .on("lookup_person", async (context) => {
       // Two challenges in a row: an emailed code, then a texted one.
@@ -49,50 +38,12 @@ function script(): ScriptedExecutor {
     });
 }
 
-type Rpc = { status: number; result?: any; error?: { code: number; message: string; data?: any } };
-
 async function serve() {
   const h = harness({ executor: script() });
-  let endpoint!: McpHttpEndpoint;
-  const limiter = new RateLimiter(100_000, h.clock);
-  const policy = { allowedHosts: ["127.0.0.1"], publicUrl: () => "http://127.0.0.1:8787" };
-  const app = createApp({ engine: h.engine, limiter, extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { ...policy, limiter, logger: silentLogger })) });
-  const server = await listen(app, "127.0.0.1", 0);
-  stops.push(async () => {
-    await endpoint.close();
-    await server.close();
-  });
-  const url = `http://127.0.0.1:${server.port}/mcp`;
-  const rpc = modernRpc(url);
+  const { url } = await serveMcpHttp(h);
+  const rpc = modernRpc(url, WITH_TASKS);
   const admin = h.engine.authenticate(h.adminKey)!;
   return { h, url, rpc, admin };
-}
-
-/** Raw 2026-era requests to `url`: the envelope in `_meta`, and the headers the revision asks for (Mcp-Name: the tool or the task). */
-function modernRpc(url: string) {
-  let ids = 0;
-  return async (key: string, method: string, params: Record<string, unknown>, capabilities: Record<string, unknown> = WITH_TASKS): Promise<Rpc> => {
-    const name = (params.name ?? params.taskId) as string | undefined;
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${key}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": MODERN,
-        "mcp-method": method,
-        ...(name ? { "mcp-name": name } : {}),
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: ++ids, method, params: { ...params, _meta: envelope(capabilities) } }),
-    });
-    const text = await response.text();
-    const json = text.startsWith("{") ? JSON.parse(text) : JSON.parse(text.split("\n").filter((line) => line.startsWith("data: ")).at(-1)!.slice(6));
-    return { status: response.status, ...json };
-  };
-}
-
-function envelope(capabilities: Record<string, unknown>) {
-  return { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": capabilities };
 }
 
 /** tasks/get until `done` holds (polling, as a client would), or fails after `ms`. */
@@ -336,7 +287,7 @@ function startStdio(dataDir: string, sandboxUrl: string) {
     new Promise((resolve) => {
       const id = ++ids;
       waiting.set(id, resolve);
-      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: envelope(WITH_TASKS) } })}\n`);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: modernEnvelope(WITH_TASKS) } })}\n`);
     });
 }
 
@@ -349,7 +300,8 @@ describe("tasks across processes on one data dir", () => {
     const serveProcess = await startServe({ dataDir, sandboxUrl: sandbox.url, env: { ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "100000" } });
     stops.push(() => serveProcess.stop());
     const key = serveProcess.firstKey!;
-    const http = (method: string, params: Record<string, unknown>) => modernRpc(`${serveProcess.url}/mcp`)(key, method, params);
+    const rpc = modernRpc(`${serveProcess.url}/mcp`, WITH_TASKS);
+    const http = (method: string, params: Record<string, unknown>) => rpc(key, method, params);
     const stdio = startStdio(dataDir, sandbox.url);
     const rest = restClient(() => serveProcess.url, key);
     let users = 0;

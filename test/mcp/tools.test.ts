@@ -1,18 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { ActionFailure } from "../../src/domain/errors.js";
 import { ScriptedExecutor, sleep } from "../helpers/scripted-executor.js";
-import { addAccount, call, connect, harness } from "./support.js";
+import { addAccount, call, connect, emailCodeConnect, harness } from "./support.js";
 
 /** A connect that asks for an emailed code until it gets 123456. */
 function emailCodeScript(): ScriptedExecutor {
   return new ScriptedExecutor()
-    .on("connect", async (context) => {
-      for (;;) {
-        const answer = await context.challenge({ kind: "email_code", message: "We emailed a code to c***@example.com." });
-        if (answer === "123456") return { signed_in: true, profile: { handle: "carol", name: "Carol" } };
-        await context.refuseAnswer("That code is not right.");
-      }
-    })
+    .on("connect", emailCodeConnect)
     .on("rate-me", async () => {
       throw new ActionFailure("rate_limited", "You are doing that too often. Try again in a few minutes.");
     })
