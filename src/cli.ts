@@ -17,6 +17,7 @@ const USAGE = `Usage: action-service <command>
   keys list [--workspace NAME]
                            every key: id, prefix, role, workspace, created, active or revoked
   keys revoke ID           refuses the key from now on, on every surface and process
+  migrate                  applies pending database migrations (serve and the CLI also do, one process at a time)
   x402-devnet [--port N] [--host H]
                            a local chain, test USDC and x402 facilitator; prints their configuration
 
@@ -79,7 +80,7 @@ async function keys(args: string[]): Promise<void> {
   const { createService } = await import("./main.js");
   const { silentLogger } = await import("./engine/logger.js");
   const { enabledPlatforms } = await import("./platforms/index.js");
-  const service = createService(settings, {
+  const service = await createService(settings, {
     executor: { execute: () => Promise.reject(new Error(`keys ${sub} runs no action`)) },
     platforms: enabledPlatforms(settings.sandboxUrl, settings.platforms).drivers.map((driver) => driver.platform),
     logger: silentLogger,
@@ -89,11 +90,11 @@ async function keys(args: string[]): Promise<void> {
     const { engine } = service;
     if (sub === "create") {
       const accountIds = (values.accounts as string | undefined)?.split(",").map((id) => id.trim()).filter(Boolean);
-      const issued = engine.issueKey({ role: values.role as KeyRole, accountIds, workspaceName: values.workspace as string | undefined });
+      const issued = await engine.issueKey({ role: values.role as KeyRole, accountIds, workspaceName: values.workspace as string | undefined });
       console.log(`Created ${issued.role === "read_only" ? "a" : "an"} ${issued.role} key for workspace "${issued.workspace.name}"${accountIds ? ` limited to ${accountIds.join(", ")}` : ""}. It is shown only this once:`);
       console.log(issued.key);
     } else if (sub === "list") {
-      const listed = engine.listKeys(values.workspace as string | undefined);
+      const listed = await engine.listKeys(values.workspace as string | undefined);
       if (listed.length === 0) console.log("No keys yet: `action-service keys create` makes one.");
       for (const key of listed) {
         const accounts = key.account_ids ? ` accounts ${key.account_ids.join(",")}` : "";
@@ -101,7 +102,7 @@ async function keys(args: string[]): Promise<void> {
         console.log(`${key.id}  ${key.prefix}…  ${key.role.padEnd(9)}  workspace "${key.workspace_name}"  created ${key.created_at}  ${state}${accounts}`);
       }
     } else {
-      const { key, revoked } = engine.revokeKey(positionals[0]!);
+      const { key, revoked } = await engine.revokeKey(positionals[0]!);
       console.log(
         revoked
           ? `Revoked ${key.id} (${key.prefix}…, ${key.role}, workspace "${key.workspace_name}"): every request with it is now refused (401).`
@@ -109,7 +110,20 @@ async function keys(args: string[]): Promise<void> {
       );
     }
   } finally {
-    service.store.close();
+    await service.store.close();
+  }
+}
+
+/** `migrate`: opens the configured database, which applies what is pending, and says where it stands. */
+async function migrate(): Promise<void> {
+  const settings = config();
+  const { openConfiguredStore } = await import("./main.js");
+  const store = await openConfiguredStore(settings);
+  try {
+    const version = await store.schemaVersion();
+    console.log(`${store.dialect === "postgres" ? "PostgreSQL" : `SQLite (${settings.dataDir})`}: migrations applied, schema version ${version}.`);
+  } finally {
+    await store.close();
   }
 }
 
@@ -152,6 +166,8 @@ async function main(argv: string[]): Promise<void> {
       return (await import("./commands/demo.js")).runDemo(config());
     case "keys":
       return keys(args);
+    case "migrate":
+      return migrate();
     case undefined:
     case "help":
     case "--help":
@@ -175,5 +191,5 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.exit(2);
   }
   console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
+  process.exit(error instanceof ConfigError ? 2 : 1);
 });

@@ -4,7 +4,7 @@ import type { IncomingMessage, Server } from "node:http";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import { createApp } from "./api/app.js";
-import type { Config } from "./config.js";
+import { ConfigError, type Config } from "./config.js";
 import { systemClock, type Clock } from "./engine/clock.js";
 import { Engine, type EngineOptions } from "./engine/engine.js";
 import type { ActionExecutor, PlatformInfo } from "./engine/executor.js";
@@ -12,7 +12,7 @@ import type { IssuedKey } from "./engine/keys.js";
 import type { Logger } from "./engine/logger.js";
 import { RateLimiter } from "./engine/rate-limit.js";
 import { outlastClientKeepAlive } from "./http-keep-alive.js";
-import { Sealer, Store, loadMasterKey, openDatabase } from "./store/index.js";
+import { Sealer, Store, loadMasterKey, openStore, type StoreLocation } from "./store/index.js";
 
 /** The parts a running service is made of; the CLI, the demo and tests compose them here. */
 export interface Service {
@@ -46,11 +46,34 @@ export interface ServiceParts {
   start?: boolean;
 }
 
+/** Where the store lives: PostgreSQL when `ACTION_SERVICE_DATABASE_URL` is set, else the data dir's SQLite file. */
+export function storeLocation(config: Config): StoreLocation {
+  return config.databaseUrl ? { databaseUrl: config.databaseUrl } : { sqliteFile: join(config.dataDir, "action-service.db") };
+}
+
+/**
+ * The master key: `ACTION_SERVICE_MASTER_KEY`, or on one machine the data dir's `master.key` (made on
+ * first start). With PostgreSQL it must be given: every coordinator unseals what another sealed.
+ */
+export function masterKeyOf(config: Config): Buffer {
+  if (config.databaseUrl && !config.masterKey) {
+    throw new ConfigError(
+      "ACTION_SERVICE_MASTER_KEY is required with ACTION_SERVICE_DATABASE_URL: every coordinator must unseal what another sealed, so they share one key (e.g. `openssl rand -hex 32`, the same on every machine).",
+    );
+  }
+  return loadMasterKey(config.dataDir, config.masterKey);
+}
+
+/** Opens the store the configuration names (applying pending migrations). */
+export async function openConfiguredStore(config: Config): Promise<Store> {
+  return openStore(storeLocation(config), new Sealer(masterKeyOf(config)));
+}
+
 /** The one place that opens the database and builds the engine. */
-export function createService(config: Config, parts: ServiceParts): Service {
-  const databaseFile = join(config.dataDir, "action-service.db");
-  const masterKey = loadMasterKey(config.dataDir, config.masterKey);
-  const store = new Store(openDatabase(databaseFile), new Sealer(masterKey));
+export async function createService(config: Config, parts: ServiceParts): Promise<Service> {
+  const location = storeLocation(config);
+  const masterKey = masterKeyOf(config);
+  const store = await openStore(location, new Sealer(masterKey));
   const engine = new Engine({
     store,
     executor: parts.executor,
@@ -64,12 +87,12 @@ export function createService(config: Config, parts: ServiceParts): Service {
     freeCredits: config.freeCredits,
     x402: config.x402,
     // On the real clock deliveries get their own thread; a test's clock keeps them on this loop, where it moves them.
-    webhooks: { allowPrivate: config.webhookAllowPrivate, ...parts.webhooks, thread: parts.clock ? undefined : { databaseFile, masterKey } },
+    webhooks: { allowPrivate: config.webhookAllowPrivate, ...parts.webhooks, thread: parts.clock ? undefined : { location, masterKey } },
     ...(parts.clock ? { clock: parts.clock } : {}),
   });
   const starting = parts.start ?? true;
-  const firstKey = starting ? engine.bootstrap() : undefined;
-  if (starting) engine.start();
+  const firstKey = starting ? await engine.bootstrap() : undefined;
+  if (starting) await engine.start();
   const limiter = new RateLimiter(config.rateLimitPerMinute, parts.clock ?? systemClock);
   const app = createApp({
     engine,
@@ -87,7 +110,7 @@ export function createService(config: Config, parts: ServiceParts): Service {
     firstKey,
     async close() {
       await engine.stop();
-      store.close();
+      await store.close();
     },
   };
 }

@@ -35,8 +35,8 @@ export function canSee(principal: Principal, action: ActionRecord): boolean {
 }
 
 /** The account if the key's workspace has it (else 404) and its allow-list includes it (else 403). */
-export function visibleAccount(store: Store, principal: Principal, accountId: string): AccountRecord {
-  const account = store.accounts.get(accountId);
+export async function visibleAccount(store: Store, principal: Principal, accountId: string): Promise<AccountRecord> {
+  const account = await store.accounts.get(accountId);
   if (!account || account.workspace_id !== principal.workspaceId) {
     throw new AppError("not_found", "No such account.", { account_id: accountId });
   }
@@ -45,8 +45,8 @@ export function visibleAccount(store: Store, principal: Principal, accountId: st
 }
 
 /** The action if the key's workspace has it (else 404) and may see its account (else 403). */
-export function visibleAction(store: Store, principal: Principal, actionId: string): ActionRecord {
-  const action = store.actions.get(actionId);
+export async function visibleAction(store: Store, principal: Principal, actionId: string): Promise<ActionRecord> {
+  const action = await store.actions.get(actionId);
   if (!action || action.workspace_id !== principal.workspaceId) {
     throw new AppError("not_found", "No such action.", { action_id: actionId });
   }

@@ -45,36 +45,36 @@ function isBase32(value: string): boolean {
   }
 }
 
-export function createAccount(core: EngineCore, principal: Principal, input: CreateAccount): AccountRecord {
+export async function createAccount(core: EngineCore, principal: Principal, input: CreateAccount): Promise<AccountRecord> {
   requirePermission(principal, "manage_accounts");
   if (principal.accountIds) throw new AppError("forbidden", "A key limited to some accounts may not add accounts.");
   if (!core.platforms.some((platform) => platform.name === input.platform)) {
     throw new AppError("invalid_request", `Unknown platform "${input.platform}".`, { platforms: core.platforms.map((platform) => platform.name) });
   }
   const { store } = core;
-  return store.transaction(() => {
+  return store.transaction(async () => {
     const now = core.lifecycle.now();
     const id = newId("acc");
-    store.accounts.insert({ id, workspace_id: principal.workspaceId, platform: input.platform, username: input.username, created_at: now });
-    if (input.password !== undefined) store.accounts.setSecret(id, "password", input.password, now);
-    if (input.totp_secret !== undefined) store.accounts.setSecret(id, "totp_secret", normalizeSecret(input.totp_secret), now);
-    recordAccountEvent(store, id, now);
-    return store.accounts.get(id)!;
+    await store.accounts.insert({ id, workspace_id: principal.workspaceId, platform: input.platform, username: input.username, created_at: now });
+    if (input.password !== undefined) await store.accounts.setSecret(id, "password", input.password, now);
+    if (input.totp_secret !== undefined) await store.accounts.setSecret(id, "totp_secret", normalizeSecret(input.totp_secret), now);
+    await recordAccountEvent(store, id, now);
+    return (await store.accounts.get(id))!;
   });
 }
 
-export function updateAccount(core: EngineCore, principal: Principal, accountId: string, input: UpdateAccount): AccountRecord {
+export async function updateAccount(core: EngineCore, principal: Principal, accountId: string, input: UpdateAccount): Promise<AccountRecord> {
   requirePermission(principal, "manage_accounts");
   const { store } = core;
-  visibleAccount(store, principal, accountId);
-  return store.transaction(() => {
+  await visibleAccount(store, principal, accountId);
+  return store.transaction(async () => {
     const now = core.lifecycle.now();
-    if (input.username !== undefined) store.accounts.update(accountId, { username: input.username }, now);
-    if (input.password !== undefined) store.accounts.setSecret(accountId, "password", input.password, now);
+    if (input.username !== undefined) await store.accounts.update(accountId, { username: input.username }, now);
+    if (input.password !== undefined) await store.accounts.setSecret(accountId, "password", input.password, now);
     if (input.totp_secret !== undefined) {
-      store.accounts.setSecret(accountId, "totp_secret", input.totp_secret === null ? undefined : normalizeSecret(input.totp_secret), now);
+      await store.accounts.setSecret(accountId, "totp_secret", input.totp_secret === null ? undefined : normalizeSecret(input.totp_secret), now);
     }
-    return store.accounts.get(accountId)!;
+    return (await store.accounts.get(accountId))!;
   });
 }
 
@@ -82,12 +82,12 @@ export function updateAccount(core: EngineCore, principal: Principal, accountId:
 export async function deleteAccount(core: EngineCore, principal: Principal, accountId: string): Promise<void> {
   requirePermission(principal, "manage_accounts");
   const { store, lifecycle } = core;
-  visibleAccount(store, principal, accountId);
-  const unfinished = store.actions.withStatus(["queued", "running", "needs_input"]).filter((action) => action.account_id === accountId);
+  await visibleAccount(store, principal, accountId);
+  const unfinished = (await store.actions.withStatus(["queued", "running", "needs_input"])).filter((action) => action.account_id === accountId);
   for (const action of unfinished) {
-    if (lifecycle.finish(action.id, { status: "canceled" })) core.runner.abort(action.id, new Error("account deleted"));
+    if (await lifecycle.finish(action.id, { status: "canceled" })) core.runner.abort(action.id, new Error("account deleted"));
   }
-  store.transaction(() => store.accounts.softDelete(accountId, lifecycle.now()));
+  await store.accounts.softDelete(accountId, lifecycle.now());
   await core.executor.forgetAccount?.(accountId);
 }
 

@@ -56,16 +56,16 @@ export function validateParams(input: CreateAction, platform?: PlatformInfo): Re
  * when the platform lacks the type or the balance is short.
  */
 /** What every create checks first, replays included: the key's role, its allow-list, the params. */
-export function authorizeCreate(core: EngineCore, principal: Principal, input: CreateAction): { account: AccountRecord; params: Record<string, unknown> } {
+export async function authorizeCreate(core: EngineCore, principal: Principal, input: CreateAction): Promise<{ account: AccountRecord; params: Record<string, unknown> }> {
   requirePermission(principal, "act");
-  const account = visibleAccount(core.store, principal, input.account_id);
+  const account = await visibleAccount(core.store, principal, input.account_id);
   return { account, params: validateParams(input, core.platforms.find((platform) => platform.name === account.platform)) };
 }
 
 /** Creates an action in one transaction, then starts it (see `insertAction`). */
-export function createAction(core: EngineCore, principal: Principal, input: CreateAction): ActionRecord {
-  const action = core.store.transaction(() => insertAction(core, principal, input));
-  announceCreated(core, action);
+export async function createAction(core: EngineCore, principal: Principal, input: CreateAction): Promise<ActionRecord> {
+  const action = await core.store.transaction(() => insertAction(core, principal, input));
+  await announceCreated(core, action);
   return action;
 }
 
@@ -73,20 +73,20 @@ export function createAction(core: EngineCore, principal: Principal, input: Crea
  * Writes a new action (call inside a transaction): queued with its price held, or failed
  * at once (nothing held) when the platform lacks the type or the balance is short.
  */
-export function insertAction(core: EngineCore, principal: Principal, input: CreateAction): ActionRecord {
+export async function insertAction(core: EngineCore, principal: Principal, input: CreateAction): Promise<ActionRecord> {
   const { store, lifecycle } = core;
-  const { account, params } = authorizeCreate(core, principal, input);
+  const { account, params } = await authorizeCreate(core, principal, input);
   const platform = core.platforms.find((candidate) => candidate.name === account.platform);
   const id = newId("act");
   const now = lifecycle.now();
   const price = ACTION_PRICES[input.type];
-  const balance = store.ledger.balance(principal.workspaceId);
+  const balance = await store.ledger.balance(principal.workspaceId);
   const failure = !platform?.actions.includes(input.type)
     ? new ActionFailure("unsupported", `The ${account.platform} platform has no ${input.type} action.`)
     : balance < price
       ? new ActionFailure("insufficient_credits", `This action costs ${price} credits; the balance is ${balance}. Top up with x402: POST /v1/credits/top-ups, or the MCP tool top_up_credits.`)
       : undefined;
-  store.actions.insert({
+  await store.actions.insert({
     id,
     workspace_id: principal.workspaceId,
     account_id: account.id,
@@ -101,64 +101,65 @@ export function insertAction(core: EngineCore, principal: Principal, input: Crea
     cost: 0,
     held: !failure,
     runner_id: undefined,
+    lease: 0,
     committed_at: undefined,
     created_at: now,
     updated_at: now,
     finished_at: failure ? now : undefined,
   });
-  if (!failure) store.ledger.append({ workspace_id: principal.workspaceId, kind: "hold", amount: -price, action_id: id, created_at: now });
-  recordActionEvent(store, id, now);
-  return store.actions.get(id)!;
+  if (!failure) await store.ledger.append({ workspace_id: principal.workspaceId, kind: "hold", amount: -price, action_id: id, created_at: now });
+  await recordActionEvent(store, id, now);
+  return (await store.actions.get(id))!;
 }
 
 /** Once the create has committed: tell listeners, and start it if a run slot is free. */
-export function announceCreated(core: EngineCore, action: ActionRecord): void {
-  core.lifecycle.emit(action.id);
+export async function announceCreated(core: EngineCore, action: ActionRecord): Promise<void> {
+  await core.lifecycle.emit(action.id);
   core.runner.pump();
 }
 
-export function answerAction(core: EngineCore, principal: Principal, actionId: string, answer: string): ActionRecord {
+export async function answerAction(core: EngineCore, principal: Principal, actionId: string, answer: string): Promise<ActionRecord> {
   requirePermission(principal, "act");
   const { store } = core;
-  const action = visibleAction(store, principal, actionId);
+  const action = await visibleAction(store, principal, actionId);
   if (action.status !== "needs_input") {
     throw new AppError("conflict", `The action is ${action.status}, not needs_input: there is nothing to answer.`, { status: action.status });
   }
-  const challenge = store.challenges.latestOf(action.id)!;
+  const challenge = (await store.challenges.latestOf(action.id))!;
   if (!isAnswerableByApi(challenge.kind)) {
     throw new AppError("conflict", `A ${challenge.kind} challenge cannot be answered with text: open sign_in_url and complete it in the live browser.`, {
       kind: challenge.kind,
-      sign_in_url: signInUrl(core, action, challenge.id),
+      sign_in_url: await signInUrl(core, action, challenge.id),
     });
   }
   // Through the store (DESIGN §11): whichever runner holds the page takes it — at once here, within ~100 ms elsewhere.
-  const recorded = core.store.transaction(() => {
+  const recorded = await core.store.transaction(async () => {
     const now = core.lifecycle.now();
-    const current = store.challenges.latestOf(action.id);
+    const current = await store.challenges.latestOf(action.id);
     if (current?.id !== challenge.id || current.state !== "open") return false;
-    store.challenges.recordAnswer(challenge.id, answer, now);
+    await store.challenges.recordAnswer(challenge.id, answer, now);
     return core.lifecycle.move(action.id, ["needs_input"], "running");
   });
-  if (!recorded) throw new AppError("conflict", "The action is not waiting for an answer any more.", { status: store.actions.get(action.id)?.status });
-  core.runner.deliver(action.id);
-  return store.actions.get(action.id)!;
+  if (!recorded) throw new AppError("conflict", "The action is not waiting for an answer any more.", { status: (await store.actions.get(action.id))?.status });
+  await core.runner.deliver(action.id);
+  return (await store.actions.get(action.id))!;
 }
 
-export function cancelAction(core: EngineCore, principal: Principal, actionId: string): ActionRecord {
+export async function cancelAction(core: EngineCore, principal: Principal, actionId: string): Promise<ActionRecord> {
   requirePermission(principal, "act");
-  const action = visibleAction(core.store, principal, actionId);
-  if (!core.lifecycle.finish(action.id, { status: "canceled" })) {
-    const { status } = core.store.actions.get(action.id)!;
+  const action = await visibleAction(core.store, principal, actionId);
+  if (!(await core.lifecycle.finish(action.id, { status: "canceled" }))) {
+    const { status } = (await core.store.actions.get(action.id))!;
     throw new AppError("conflict", `The action has already ended (${status}); it cannot be canceled.`, { status });
   }
   core.runner.abort(action.id, new Error("canceled"));
-  return core.store.actions.get(action.id)!;
+  return (await core.store.actions.get(action.id))!;
 }
 
-export function listActions(core: EngineCore, principal: Principal, query: ListActions): { data: ActionRecord[]; next_cursor?: string } {
+export async function listActions(core: EngineCore, principal: Principal, query: ListActions): Promise<{ data: ActionRecord[]; next_cursor?: string }> {
   requirePermission(principal, "read");
-  if (query.account_id) visibleAccount(core.store, principal, query.account_id);
-  const rows = core.store.actions.list({
+  if (query.account_id) await visibleAccount(core.store, principal, query.account_id);
+  const rows = await core.store.actions.list({
     workspaceId: principal.workspaceId,
     accountIds: principal.accountIds,
     accountId: query.account_id,
@@ -181,16 +182,16 @@ function decodeCursor(cursor: string): number {
 }
 
 /** Resolves once the action is at needs_input or has ended, or after `seconds`. */
-export function waitForAction(core: EngineCore, actionId: string, seconds: number, signal?: AbortSignal): Promise<ActionRecord> {
+export async function waitForAction(core: EngineCore, actionId: string, seconds: number, signal?: AbortSignal): Promise<ActionRecord> {
   const settled = (action: ActionRecord): boolean => action.status === "needs_input" || isTerminal(action.status);
-  const current = core.store.actions.get(actionId)!;
-  if (seconds <= 0 || settled(current) || signal?.aborted) return Promise.resolve(current);
-  return new Promise((resolve) => {
+  const current = (await core.store.actions.get(actionId))!;
+  if (seconds <= 0 || settled(current) || signal?.aborted) return current;
+  return new Promise((resolve, reject) => {
     const done = (): void => {
       clearTimeout(timer);
       core.lifecycle.events.off("change", onChange);
       signal?.removeEventListener("abort", done);
-      resolve(core.store.actions.get(actionId)!);
+      core.store.actions.get(actionId).then((action) => resolve(action!), reject);
     };
     const onChange = (action: ActionRecord): void => {
       if (action.id === actionId && settled(action)) done();
@@ -205,14 +206,14 @@ export function waitForAction(core: EngineCore, actionId: string, seconds: numbe
  * The public JSON, with the open challenge and its live link when at needs_input. The link
  * names the process that holds the action's page (its runner's public URL), wherever it is read.
  */
-export function present(core: EngineCore, action: ActionRecord, surface: Surface = "rest"): PublicAction {
-  const challenge = action.status === "needs_input" ? core.store.challenges.latestOf(action.id) : undefined;
-  const step = nextStep(core.store, action, surface, challenge);
-  return challenge ? presentAction(action, { record: challenge, signInUrl: signInUrl(core, action, challenge.id) }, step) : presentAction(action, undefined, step);
+export async function present(core: EngineCore, action: ActionRecord, surface: Surface = "rest"): Promise<PublicAction> {
+  const challenge = action.status === "needs_input" ? await core.store.challenges.latestOf(action.id) : undefined;
+  const step = await nextStep(core.store, action, surface, challenge);
+  return challenge ? presentAction(action, { record: challenge, signInUrl: await signInUrl(core, action, challenge.id) }, step) : presentAction(action, undefined, step);
 }
 
 /** A challenge's live link, on the process that holds the action's page. */
-export function signInUrl(core: Pick<EngineCore, "store" | "publicUrl">, action: ActionRecord, challengeId: string): string {
-  const base = (action.runner_id && core.store.runners.publicUrl(action.runner_id)) || core.publicUrl;
-  return liveUrl(base, core.store.challenges.linkToken(challengeId));
+export async function signInUrl(core: Pick<EngineCore, "store" | "publicUrl">, action: ActionRecord, challengeId: string): Promise<string> {
+  const base = (action.runner_id && (await core.store.runners.publicUrl(action.runner_id))) || core.publicUrl;
+  return liveUrl(base, await core.store.challenges.linkToken(challengeId));
 }

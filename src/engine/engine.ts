@@ -45,7 +45,7 @@ export interface EngineOptions {
   /** Actions holding a page at needs_input at once (`ACTION_SERVICE_MAX_PAUSED_ACTIONS`). */
   maxPaused?: number;
   /** Runner settings: its kind (`serve`, `mcp`, …) and lease timings (tests shorten them). */
-  runner?: Pick<RunnerOptions, "kind" | "leaseMs" | "heartbeatMs" | "watchMs" | "stopGraceMs">;
+  runner?: Pick<RunnerOptions, "kind" | "leaseMs" | "heartbeatMs" | "stopGraceMs">;
   freeCredits?: number;
   /** x402 top-ups (DESIGN §7); absent: not configured (top-ups answer 503 naming the variables). */
   x402?: X402Config;
@@ -67,13 +67,14 @@ const PURGE_INTERVAL_MS = 10 * 60 * 1000;
  * Runs `work` every `ms`. A periodic job must never end the process: a locked database
  * or any other error is logged and the next tick tries again.
  */
-function every(ms: number, name: string, logger: Logger, work: () => unknown): NodeJS.Timeout {
+function every(ms: number, name: string, logger: Logger, work: () => Promise<unknown>): NodeJS.Timeout {
+  let running = false;
   const timer = setInterval(() => {
-    try {
-      work();
-    } catch (error) {
-      logger.warn({ err: error }, `${name} failed; it runs again shortly`);
-    }
+    if (running) return;
+    running = true;
+    work()
+      .catch((error: unknown) => logger.warn({ err: error }, `${name} failed; it runs again shortly`))
+      .finally(() => (running = false));
   }, ms);
   timer.unref();
   return timer;
@@ -115,7 +116,7 @@ export class Engine {
       publicUrl: () => this.core.publicUrl,
       // A dead process's requests in flight will never answer: settle them, and finish its payments.
       onHeartbeat: () => {
-        settleAbandoned(this.core);
+        settleAbandoned(this.core).catch((error: unknown) => logger.warn({ err: error }, "could not settle a dead process's requests; the next heartbeat tries again"));
         this.topUps.reconcileInBackground();
       },
     });
@@ -140,7 +141,7 @@ export class Engine {
   /** Where this process serves live links, once known (port 0 is chosen when listening). */
   setPublicUrl(url: string): void {
     this.core.publicUrl = url;
-    this.core.runner.renew();
+    this.core.runner.renew().catch((error: unknown) => this.core.logger.warn({ err: error }, "could not renew the lease; the next heartbeat does"));
     if (this.#webhooks instanceof WebhookThread) this.#webhooks.setPublicUrl(url);
   }
 
@@ -152,10 +153,10 @@ export class Engine {
    * Deadlines first (a challenge that expired while no process ran stays expired), then the
    * runner: its lease, recovery of what dead runners left (DESIGN §3, §11), the queue.
    */
-  start(): void {
-    this.expireOverdueChallenges();
-    this.core.runner.start();
-    this.#purgeExpired();
+  async start(): Promise<void> {
+    await this.expireOverdueChallenges();
+    await this.core.runner.start();
+    await this.#purgeExpired();
     // Payments a crashed process left between verify and settle: settled (credited once) or failed.
     this.topUps.reconcileInBackground();
     this.#sweep = every(this.options.sweepIntervalMs ?? 500, "deadline check", this.core.logger, () => this.expireOverdueChallenges());
@@ -163,15 +164,15 @@ export class Engine {
     this.#webhooks.start();
     // A committed change has its deliveries queued: send them now rather than at the next tick.
     this.core.lifecycle.events.on("change", this.#kickWebhooks);
-    this.#elsewhere.start();
+    await this.#elsewhere.start();
   }
 
   /** Idempotency records past their 24 h and web sessions past their deadline. */
-  #purgeExpired(): void {
+  async #purgeExpired(): Promise<void> {
     const { store, lifecycle } = this.core;
-    purgeExpiredKeys(this.core);
-    store.webSessions.purgeExpired(lifecycle.now());
-    store.events.purgeBefore(new Date(lifecycle.clock.now().getTime() - EVENT_RETENTION_MS).toISOString());
+    await purgeExpiredKeys(this.core);
+    await store.webSessions.purgeExpired(lifecycle.now());
+    await store.events.purgeBefore(new Date(lifecycle.clock.now().getTime() - EVENT_RETENTION_MS).toISOString());
   }
 
   async stop(): Promise<void> {
@@ -188,12 +189,12 @@ export class Engine {
    * Fails every `needs_input` action whose deadline has passed (with `challenge_timeout`)
    * and stops its run. Returns how many expired.
    */
-  expireOverdueChallenges(): number {
+  async expireOverdueChallenges(): Promise<number> {
     const { store, lifecycle, runner } = this.core;
     let expired = 0;
-    for (const challenge of store.challenges.overdue(lifecycle.now())) {
+    for (const challenge of await store.challenges.overdue(lifecycle.now())) {
       const failure = new ActionFailure("challenge_timeout", `The ${challenge.kind} challenge was not answered before ${challenge.expires_at}.`);
-      if (lifecycle.finish(challenge.action_id, { status: "failed", code: failure.code, message: failure.message })) {
+      if (await lifecycle.finish(challenge.action_id, { status: "failed", code: failure.code, message: failure.message })) {
         runner.abort(challenge.action_id, failure);
         expired += 1;
       }
@@ -202,20 +203,21 @@ export class Engine {
   }
 
   /** On an empty data dir: the first workspace and its admin key (returned once, never stored). */
-  bootstrap(): IssuedKey | undefined {
-    if (this.core.store.workspaces.count() > 0) return undefined;
-    return this.issueKey({ role: "admin" });
+  async bootstrap(): Promise<IssuedKey | undefined> {
+    const { store } = this.core;
+    // One transaction: coordinators started together on one PostgreSQL create one workspace between them.
+    return store.transaction(async () => ((await store.workspaces.count()) > 0 ? undefined : this.issueKey({ role: "admin" })));
   }
 
-  issueKey(options: { workspaceName?: string | undefined; role: KeyRole; accountIds?: string[] | undefined }): IssuedKey {
+  issueKey(options: { workspaceName?: string | undefined; role: KeyRole; accountIds?: string[] | undefined }): Promise<IssuedKey> {
     return issueKey(this.core.store, { ...options, freeCredits: this.core.freeCredits, now: this.core.lifecycle.now() });
   }
 
   /** Every key (of the named workspace, when given), revoked ones included; never a key's secret or hash. */
-  listKeys(workspaceName?: string): KeyListing[] {
+  async listKeys(workspaceName?: string): Promise<KeyListing[]> {
     const { store } = this.core;
     if (workspaceName === undefined) return store.workspaces.listKeys();
-    const workspace = store.workspaces.byName(workspaceName);
+    const workspace = await store.workspaces.byName(workspaceName);
     if (!workspace) throw new AppError("not_found", `No workspace named "${workspaceName}".`);
     return store.workspaces.listKeys(workspace.id);
   }
@@ -224,54 +226,54 @@ export class Engine {
    * Revokes a key: from now on every surface (REST, MCP, live, in every process on this data dir)
    * refuses it with 401. Returns the key as it now is; `revoked` is false when it already was.
    */
-  revokeKey(id: string): { key: KeyListing; revoked: boolean } {
+  revokeKey(id: string): Promise<{ key: KeyListing; revoked: boolean }> {
     const { store, lifecycle } = this.core;
-    return store.transaction(() => {
-      const revoked = store.workspaces.revokeKey(id, lifecycle.now());
-      store.webSessions.deleteForKey(id);
-      const key = store.workspaces.keyListing(id);
+    return store.transaction(async () => {
+      const revoked = await store.workspaces.revokeKey(id, lifecycle.now());
+      await store.webSessions.deleteForKey(id);
+      const key = await store.workspaces.keyListing(id);
       if (!key) throw new AppError("not_found", `No key ${id}: \`action-service keys list\` shows every key's id.`);
       return { key, revoked };
     });
   }
 
   /** The workspace's keys as an admin of it sees them (web app): never a secret or hash. */
-  workspaceKeys(principal: Principal): KeyListing[] {
+  workspaceKeys(principal: Principal): Promise<KeyListing[]> {
     requireKeyManager(principal);
     return this.core.store.workspaces.listKeys(principal.workspaceId);
   }
 
   /** A new key in the caller's workspace; its plaintext exists only in the return value. */
-  createWorkspaceKey(principal: Principal, options: { role: KeyRole; accountIds?: string[] | undefined }): IssuedKey {
+  async createWorkspaceKey(principal: Principal, options: { role: KeyRole; accountIds?: string[] | undefined }): Promise<IssuedKey> {
     requireKeyManager(principal);
-    const workspace = this.core.store.workspaces.get(principal.workspaceId)!;
+    const workspace = (await this.core.store.workspaces.get(principal.workspaceId))!;
     return this.issueKey({ workspaceName: workspace.name, role: options.role, accountIds: options.accountIds });
   }
 
   /** Revokes a key of the caller's workspace (another workspace's key is a 404, like any id it cannot see). */
-  revokeWorkspaceKey(principal: Principal, id: string): { key: KeyListing; revoked: boolean } {
+  async revokeWorkspaceKey(principal: Principal, id: string): Promise<{ key: KeyListing; revoked: boolean }> {
     requireKeyManager(principal);
-    const key = this.core.store.workspaces.keyListing(id);
+    const key = await this.core.store.workspaces.keyListing(id);
     if (!key || key.workspace_id !== principal.workspaceId) throw new AppError("not_found", "No such key.", { key_id: id });
     return this.revokeKey(id);
   }
 
   // Web app sessions (DESIGN §12)
   /** Exchanges an API key for a web session token; undefined when the key is not valid. */
-  openWebSession(key: string): { token: string; expiresAt: string } | undefined {
+  openWebSession(key: string): Promise<{ token: string; expiresAt: string } | undefined> {
     return openWebSession(this.core, key);
   }
-  webSession(token: string): WebSession | undefined {
+  webSession(token: string): Promise<WebSession | undefined> {
     return webSession(this.core, token);
   }
-  closeWebSession(token: string): void {
-    closeWebSession(this.core, token);
+  closeWebSession(token: string): Promise<void> {
+    return closeWebSession(this.core, token);
   }
   csrfTokenMatches(sessionToken: string, given: string): boolean {
     return csrfTokenMatches(sessionToken, given);
   }
 
-  authenticate(key: string): Principal | undefined {
+  authenticate(key: string): Promise<Principal | undefined> {
     return authenticate(this.core.store, key);
   }
 
@@ -286,39 +288,39 @@ export class Engine {
   }
 
   /** The local owner (stdio MCP): admin of the first workspace, created when the data dir is empty. */
-  ownerPrincipal(): Principal {
-    const workspace = this.core.store.workspaces.first() ?? this.issueKey({ role: "admin" }).workspace;
+  async ownerPrincipal(): Promise<Principal> {
+    const workspace = (await this.core.store.workspaces.first()) ?? (await this.issueKey({ role: "admin" })).workspace;
     return { workspaceId: workspace.id, keyId: undefined, role: "admin", accountIds: undefined };
   }
 
   // Accounts
-  createAccount(principal: Principal, input: accounts.CreateAccount): AccountRecord {
+  createAccount(principal: Principal, input: accounts.CreateAccount): Promise<AccountRecord> {
     return accounts.createAccount(this.core, principal, input);
   }
-  updateAccount(principal: Principal, accountId: string, input: accounts.UpdateAccount): AccountRecord {
+  updateAccount(principal: Principal, accountId: string, input: accounts.UpdateAccount): Promise<AccountRecord> {
     return accounts.updateAccount(this.core, principal, accountId, input);
   }
   deleteAccount(principal: Principal, accountId: string): Promise<void> {
     return accounts.deleteAccount(this.core, principal, accountId);
   }
-  getAccount(principal: Principal, accountId: string): AccountRecord {
+  getAccount(principal: Principal, accountId: string): Promise<AccountRecord> {
     requirePermission(principal, "read");
     return visibleAccount(this.core.store, principal, accountId);
   }
   /** The account this key may see with that sign-in name on that platform (case-insensitive), if any. */
-  findAccount(principal: Principal, platform: string, username: string): AccountRecord | undefined {
-    return this.listAccounts(principal).find((account) => account.platform === platform && account.username.toLowerCase() === username.trim().toLowerCase());
+  async findAccount(principal: Principal, platform: string, username: string): Promise<AccountRecord | undefined> {
+    return (await this.listAccounts(principal)).find((account) => account.platform === platform && account.username.toLowerCase() === username.trim().toLowerCase());
   }
-  listAccounts(principal: Principal): AccountRecord[] {
+  listAccounts(principal: Principal): Promise<AccountRecord[]> {
     requirePermission(principal, "read");
     return this.core.store.accounts.list(principal.workspaceId, principal.accountIds);
   }
 
   // Actions
-  createAction(principal: Principal, input: actions.CreateAction): ActionRecord {
+  createAction(principal: Principal, input: actions.CreateAction): Promise<ActionRecord> {
     return actions.createAction(this.core, principal, input);
   }
-  getAction(principal: Principal, actionId: string): ActionRecord {
+  getAction(principal: Principal, actionId: string): Promise<ActionRecord> {
     requirePermission(principal, "read");
     return visibleAction(this.core.store, principal, actionId);
   }
@@ -326,20 +328,20 @@ export class Engine {
   mayRead(principal: Principal, action: ActionRecord): boolean {
     return canSee(principal, action);
   }
-  listActions(principal: Principal, query: actions.ListActions): { data: ActionRecord[]; next_cursor?: string } {
+  listActions(principal: Principal, query: actions.ListActions): Promise<{ data: ActionRecord[]; next_cursor?: string }> {
     return actions.listActions(this.core, principal, query);
   }
-  answer(principal: Principal, actionId: string, answer: string): ActionRecord {
+  answer(principal: Principal, actionId: string, answer: string): Promise<ActionRecord> {
     return actions.answerAction(this.core, principal, actionId, answer);
   }
-  cancel(principal: Principal, actionId: string): ActionRecord {
+  cancel(principal: Principal, actionId: string): Promise<ActionRecord> {
     return actions.cancelAction(this.core, principal, actionId);
   }
   waitFor(actionId: string, seconds: number, signal?: AbortSignal): Promise<ActionRecord> {
     return actions.waitForAction(this.core, actionId, seconds, signal);
   }
   /** The public JSON of an action, its `next_step` in the operations of the surface reading it. */
-  present(action: ActionRecord, surface: Surface = "rest"): PublicAction {
+  present(action: ActionRecord, surface: Surface = "rest"): Promise<PublicAction> {
     return actions.present(this.core, action, surface);
   }
 
@@ -348,10 +350,10 @@ export class Engine {
    * the store hands out the same record until the action changes (a client polling it is served
    * without presenting and serializing it again).
    */
-  presentEnded(action: ActionRecord): string {
+  async presentEnded(action: ActionRecord): Promise<string> {
     let json = this.#endedJson.get(action);
     if (json === undefined) {
-      json = JSON.stringify(this.present(action));
+      json = JSON.stringify(await this.present(action));
       if (isTerminal(action.status)) this.#endedJson.set(action, json);
     }
     return json;
@@ -372,17 +374,17 @@ export class Engine {
   }
 
   // Live browser
-  createSignInLink(principal: Principal, accountId: string): { url: string; expires_at: string } {
+  createSignInLink(principal: Principal, accountId: string): Promise<{ url: string; expires_at: string }> {
     return createSignInLink(this.core, principal, accountId);
   }
-  resolveLiveToken(token: string): LiveTarget | "expired" | undefined {
+  resolveLiveToken(token: string): Promise<LiveTarget | "expired" | undefined> {
     return resolveLiveToken(this.core, token);
   }
   completeSignIn(linkId: string, accountId: string, storageState: string): Promise<void> {
     return completeSignIn(this.core, linkId, accountId, storageState);
   }
   /** Answers a challenge from its live page: the link itself is the capability. */
-  answerFromLivePage(target: Extract<LiveTarget, { kind: "challenge" }>, answer: string): ActionRecord {
+  answerFromLivePage(target: Extract<LiveTarget, { kind: "challenge" }>, answer: string): Promise<ActionRecord> {
     const principal: Principal = { workspaceId: target.action.workspace_id, keyId: undefined, role: "operator", accountIds: [target.action.account_id] };
     return this.answer(principal, target.action.id, answer);
   }
@@ -391,53 +393,56 @@ export class Engine {
   createWebhook(principal: Principal, input: { url: string; events?: EventType[] | undefined }): Promise<PublicWebhook> {
     return webhooks.createWebhook(this.core, principal, input, this.options.webhooks?.allowPrivate ?? false);
   }
-  listWebhooks(principal: Principal): PublicWebhook[] {
+  listWebhooks(principal: Principal): Promise<PublicWebhook[]> {
     return webhooks.listWebhooks(this.core, principal);
   }
-  deleteWebhook(principal: Principal, id: string): void {
-    webhooks.deleteWebhook(this.core, principal, id);
+  deleteWebhook(principal: Principal, id: string): Promise<void> {
+    return webhooks.deleteWebhook(this.core, principal, id);
   }
-  webhookDeliveries(principal: Principal, id: string, options: { limit: number; cursor?: string | undefined }): { data: PublicWebhookDelivery[]; next_cursor?: string } {
+  webhookDeliveries(principal: Principal, id: string, options: { limit: number; cursor?: string | undefined }): Promise<{ data: PublicWebhookDelivery[]; next_cursor?: string }> {
     return webhooks.listDeliveries(this.core, principal, id, options);
   }
-  retryWebhookDelivery(principal: Principal, endpointId: string, deliveryId: string): PublicWebhookDelivery {
-    const delivery = webhooks.retryDelivery(this.core, principal, endpointId, deliveryId);
+  async retryWebhookDelivery(principal: Principal, endpointId: string, deliveryId: string): Promise<PublicWebhookDelivery> {
+    const delivery = await webhooks.retryDelivery(this.core, principal, endpointId, deliveryId);
     this.#webhooks.kick();
     return delivery;
   }
   /** The workspace's events as they commit (SSE), after `after` when given. */
-  streamEvents(principal: Principal, options: { after?: string | undefined; signal: AbortSignal }): AsyncGenerator<PublicEvent> {
+  streamEvents(principal: Principal, options: { after?: string | undefined; signal: AbortSignal }): Promise<AsyncGenerator<PublicEvent>> {
     return streamEvents(this.core, principal, options);
   }
   /** The id of the workspace's newest event: a page rendered now follows the stream from there. */
-  latestEventId(principal: Principal): string | undefined {
+  latestEventId(principal: Principal): Promise<string | undefined> {
     return this.core.store.events.latestId(principal.workspaceId);
   }
-  sendFeedback(principal: Principal, input: feedback.FeedbackInput): PublicFeedback {
+  sendFeedback(principal: Principal, input: feedback.FeedbackInput): Promise<PublicFeedback> {
     return feedback.sendFeedback(this.core, principal, input);
   }
-  listFeedback(principal: Principal, options: { limit: number; cursor?: string | undefined }): { data: PublicFeedback[]; next_cursor?: string } {
+  listFeedback(principal: Principal, options: { limit: number; cursor?: string | undefined }): Promise<{ data: PublicFeedback[]; next_cursor?: string }> {
     return feedback.listFeedback(this.core, principal, options);
   }
-  feedbackScreenshot(principal: Principal, feedbackId: string): Buffer {
+  feedbackScreenshot(principal: Principal, feedbackId: string): Promise<Buffer> {
     return feedback.feedbackScreenshot(this.core, principal, feedbackId);
   }
 
   // Credits and platforms
-  balance(principal: Principal): number {
+  balance(principal: Principal): Promise<number> {
     requirePermission(principal, "read");
     return this.core.store.ledger.balance(principal.workspaceId);
   }
 
   /** The workspace's credit ledger, newest first, a page at a time (`before`: the last `seq` seen). */
-  ledger(principal: Principal, options: { limit: number; before?: number | undefined }): (LedgerEntry & { transaction?: string })[] {
+  async ledger(principal: Principal, options: { limit: number; before?: number | undefined }): Promise<(LedgerEntry & { transaction?: string })[]> {
     requirePermission(principal, "read");
     const { store } = this.core;
-    return store.ledger.newest(principal.workspaceId, options.limit, options.before).map((entry) => {
-      // A top-up names its settlement on chain, where the payer can find it.
-      const payment = entry.kind === "top_up" && entry.reference?.startsWith("x402:") ? store.payments.get(entry.reference.slice(5)) : undefined;
-      return payment?.transaction_hash ? { ...entry, transaction: payment.transaction_hash } : entry;
-    });
+    const entries = await store.ledger.newest(principal.workspaceId, options.limit, options.before);
+    return Promise.all(
+      entries.map(async (entry) => {
+        // A top-up names its settlement on chain, where the payer can find it.
+        const payment = entry.kind === "top_up" && entry.reference?.startsWith("x402:") ? await store.payments.get(entry.reference.slice(5)) : undefined;
+        return payment?.transaction_hash ? { ...entry, transaction: payment.transaction_hash } : entry;
+      }),
+    );
   }
 
   /** Tops up the caller's workspace with an x402 payment (DESIGN §7): the requirements, or the credits added. */

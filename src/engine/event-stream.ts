@@ -12,11 +12,11 @@ const POLL_MS = 500;
  * as SSE's Last-Event-ID gives it) first, then each new one as it commits, in outbox order; only
  * the accounts the key may see. Without `after` (or an id no longer kept), from now on.
  */
-export function streamEvents(core: EngineCore, principal: Principal, options: { after?: string | undefined; signal: AbortSignal }): AsyncGenerator<PublicEvent> {
+export async function streamEvents(core: EngineCore, principal: Principal, options: { after?: string | undefined; signal: AbortSignal }): Promise<AsyncGenerator<PublicEvent>> {
   // Checked before the stream starts, so a refusal is a request error rather than an empty stream.
   requirePermission(principal, "read");
   const { store } = core;
-  const start = (options.after !== undefined ? store.events.seqOf(principal.workspaceId, options.after) : undefined) ?? store.events.latestSeq(principal.workspaceId);
+  const start = (options.after !== undefined ? await store.events.seqOf(principal.workspaceId, options.after) : undefined) ?? (await store.events.latestSeq(principal.workspaceId));
   return followOutbox(core, principal, start, options.signal);
 }
 
@@ -24,10 +24,10 @@ async function* followOutbox(core: EngineCore, principal: Principal, start: numb
   const { store } = core;
   let seq = start;
   while (!signal.aborted) {
-    const events = store.events.after(principal.workspaceId, seq, 100, principal.accountIds);
+    const events = await store.events.after(principal.workspaceId, seq, 100, principal.accountIds);
     for (const event of events) {
       seq = event.seq;
-      yield presentEvent(core, event);
+      yield await presentEvent(core, event);
     }
     if (events.length === 0) await nextChange(core, signal);
   }

@@ -18,12 +18,11 @@ export type FeedbackInput = z.infer<typeof FeedbackInput>;
  * Feedback (the seed's "send feedback", DESIGN §13): any key may send it about what it may see;
  * stored with the action's platform, type and error, the page at failure already kept (sealed).
  */
-export function sendFeedback(core: EngineCore, principal: Principal, input: FeedbackInput): PublicFeedback {
+export async function sendFeedback(core: EngineCore, principal: Principal, input: FeedbackInput): Promise<PublicFeedback> {
   requirePermission(principal, "read");
-  const action = input.action_id === undefined ? undefined : visibleAction(core.store, principal, input.action_id);
+  const action = input.action_id === undefined ? undefined : await visibleAction(core.store, principal, input.action_id);
   const id = newId("fbk");
-  core.store.transaction(() =>
-    core.store.feedback.insert({
+  await core.store.feedback.insert({
       id,
       workspace_id: principal.workspaceId,
       key_id: principal.keyId,
@@ -33,17 +32,16 @@ export function sendFeedback(core: EngineCore, principal: Principal, input: Feed
       type: action?.type,
       error_code: action?.error_code,
       error_message: action?.error_code ? action.error_message : undefined,
-      created_at: core.lifecycle.now(),
-    }),
-  );
-  return presentFeedback(core.store.feedback.get(id)!);
+    created_at: core.lifecycle.now(),
+  });
+  return presentFeedback((await core.store.feedback.get(id))!);
 }
 
 /** The workspace's feedback, newest first (admins). */
-export function listFeedback(core: EngineCore, principal: Principal, options: { limit: number; cursor?: string | undefined }): { data: PublicFeedback[]; next_cursor?: string } {
+export async function listFeedback(core: EngineCore, principal: Principal, options: { limit: number; cursor?: string | undefined }): Promise<{ data: PublicFeedback[]; next_cursor?: string }> {
   requirePermission(principal, "read_feedback");
   const before = options.cursor === undefined ? undefined : parseCursor(options.cursor);
-  const rows = core.store.feedback.list(principal.workspaceId, options.limit + 1, before, principal.accountIds);
+  const rows = await core.store.feedback.list(principal.workspaceId, options.limit + 1, before, principal.accountIds);
   const page = rows.slice(0, options.limit);
   const last = page.at(-1);
   return { data: page.map(presentFeedback), ...(rows.length > options.limit && last ? { next_cursor: `${last.created_at}|${last.id}` } : {}) };
@@ -56,16 +54,16 @@ function parseCursor(cursor: string): { created_at: string; id: string } {
 }
 
 /** The page at the failure of the action a feedback is about, as PNG (admins of its workspace only). */
-export function feedbackScreenshot(core: EngineCore, principal: Principal, feedbackId: string): Buffer {
+export async function feedbackScreenshot(core: EngineCore, principal: Principal, feedbackId: string): Promise<Buffer> {
   requirePermission(principal, "read_feedback");
-  const feedback = core.store.feedback.get(feedbackId);
+  const feedback = await core.store.feedback.get(feedbackId);
   if (!feedback || feedback.workspace_id !== principal.workspaceId) throw new AppError("not_found", "No such feedback.", { feedback_id: feedbackId });
   // A key limited to some accounts sees the pages of those accounts only.
-  const accountId = feedback.action_id ? core.store.actions.get(feedback.action_id)?.account_id : undefined;
+  const accountId = feedback.action_id ? (await core.store.actions.get(feedback.action_id))?.account_id : undefined;
   if (principal.accountIds && (!accountId || !principal.accountIds.includes(accountId))) {
     throw new AppError("forbidden", "This key may not see feedback about accounts outside its allow-list.", { feedback_id: feedbackId });
   }
-  const png = feedback.action_id ? core.store.feedback.screenshot(feedback.action_id) : undefined;
+  const png = feedback.action_id ? await core.store.feedback.screenshot(feedback.action_id) : undefined;
   if (!png) throw new AppError("not_found", "No screenshot was kept for this feedback's action (only ui_changed and browser_error failures keep one).", { feedback_id: feedbackId });
   return png;
 }

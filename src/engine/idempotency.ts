@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
-import { retryWhileBusy } from "../store/busy.js";
+import { retryWhileBusy } from "../store/index.js";
 import type { ActionRecord } from "../store/records.js";
 import type { IdempotencyRecord } from "../store/repositories/idempotency.js";
 import { visibleAction } from "./access.js";
@@ -50,19 +50,20 @@ export function keyInFlight(key: string): AppError {
  * holds nothing to replay any more); otherwise the key is claimed, in flight, for this request
  * and undefined is returned.
  */
-export function claimKey<T>(core: EngineCore, workspaceId: string, key: string, hash: string, existing: (record: IdempotencyRecord) => T | undefined): T | undefined {
+export function claimKey<T>(core: EngineCore, workspaceId: string, key: string, hash: string, existing: (record: IdempotencyRecord) => T | undefined | Promise<T | undefined>,
+): Promise<T | undefined> {
   const { store, lifecycle } = core;
-  return store.transaction(() => {
+  return store.transaction(async () => {
     const now = lifecycle.clock.now();
-    const record = store.idempotency.get(workspaceId, key, now.toISOString());
+    const record = await store.idempotency.get(workspaceId, key, now.toISOString());
     if (record) {
       if (record.request_hash !== hash) {
         throw new AppError("invalid_request", "This Idempotency-Key was already used with a different request; use a new key.", { idempotency_key: key });
       }
-      const answer = existing(record);
+      const answer = await existing(record);
       if (answer !== undefined) return answer;
     }
-    store.idempotency.begin({
+    await store.idempotency.begin({
       workspace_id: workspaceId,
       key,
       request_hash: hash,
@@ -90,46 +91,46 @@ export async function createActionOnce(
   input: actions.CreateAction,
   respond: (action: ActionRecord) => Promise<ActionRecord>,
 ): Promise<{ action: ActionRecord; replayed: boolean }> {
-  actions.authorizeCreate(core, principal, input);
+  await actions.authorizeCreate(core, principal, input);
   const { store } = core;
   const workspaceId = principal.workspaceId;
-  const existing = claimKey(core, workspaceId, key, requestHash(input), (record) => {
+  const existing = await claimKey(core, workspaceId, key, requestHash(input), (record) => {
     if (record.state === "in_flight" || record.action_id === undefined) throw keyInFlight(key);
     return record.action_id;
   });
-  if (existing) return { action: visibleAction(store, principal, existing), replayed: true };
+  if (existing) return { action: await visibleAction(store, principal, existing), replayed: true };
   let created: ActionRecord;
   try {
-    created = store.transaction(() => {
-      const action = actions.insertAction(core, principal, input);
-      store.idempotency.attachAction(workspaceId, key, action.id);
+    created = await store.transaction(async () => {
+      const action = await actions.insertAction(core, principal, input);
+      await store.idempotency.attachAction(workspaceId, key, action.id);
       return action;
     });
   } catch (error) {
     // Nothing was created: the key is free again (once the database lets us say so).
-    await retryWhileBusy(() => store.transaction(() => store.idempotency.forget(workspaceId, key)));
+    await retryWhileBusy(() => store.idempotency.forget(workspaceId, key));
     throw error;
   }
-  actions.announceCreated(core, created);
+  await actions.announceCreated(core, created);
   try {
     return { action: await respond(created), replayed: false };
   } finally {
-    await retryWhileBusy(() => store.transaction(() => store.idempotency.complete(workspaceId, key)));
+    await retryWhileBusy(() => store.idempotency.complete(workspaceId, key));
   }
 }
 
 /** Requests in flight in a process that is gone: records that created an action are done, the rest freed. */
-export function settleAbandoned(core: EngineCore): void {
+export async function settleAbandoned(core: EngineCore): Promise<void> {
   const { store } = core;
-  store.transaction(() => {
-    for (const record of store.idempotency.abandoned(core.lifecycle.now())) {
-      if (record.action_id || record.payment_id) store.idempotency.complete(record.workspace_id, record.key);
-      else store.idempotency.forget(record.workspace_id, record.key);
+  await store.transaction(async () => {
+    for (const record of await store.idempotency.abandoned(core.lifecycle.now())) {
+      if (record.action_id || record.payment_id) await store.idempotency.complete(record.workspace_id, record.key);
+      else await store.idempotency.forget(record.workspace_id, record.key);
     }
   });
 }
 
 /** Forgets records older than their 24 hours; returns how many went. */
-export function purgeExpiredKeys(core: EngineCore): number {
-  return core.store.transaction(() => core.store.idempotency.purgeExpired(core.lifecycle.now()));
+export function purgeExpiredKeys(core: EngineCore): Promise<number> {
+  return core.store.idempotency.purgeExpired(core.lifecycle.now());
 }

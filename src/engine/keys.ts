@@ -17,32 +17,32 @@ export interface IssuedKey {
   account_ids: string[] | undefined;
 }
 
-export function createWorkspace(store: Store, name: string, freeCredits: number, now: string): WorkspaceRecord {
-  return store.transaction(() => {
+export function createWorkspace(store: Store, name: string, freeCredits: number, now: string): Promise<WorkspaceRecord> {
+  return store.transaction(async () => {
     const id = newId("ws");
-    store.workspaces.insert({ id, name, created_at: now });
-    if (freeCredits > 0) store.ledger.append({ workspace_id: id, kind: "grant", amount: freeCredits, reference: `welcome:${id}`, created_at: now });
-    return store.workspaces.get(id)!;
+    await store.workspaces.insert({ id, name, created_at: now });
+    if (freeCredits > 0) await store.ledger.append({ workspace_id: id, kind: "grant", amount: freeCredits, reference: `welcome:${id}`, created_at: now });
+    return (await store.workspaces.get(id))!;
   });
 }
 
 export function issueKey(
   store: Store,
   options: { workspaceName?: string | undefined; role: KeyRole; accountIds?: string[] | undefined; freeCredits: number; now: string },
-): IssuedKey {
-  return store.transaction(() => {
+): Promise<IssuedKey> {
+  return store.transaction(async () => {
     const workspace =
-      (options.workspaceName ? store.workspaces.byName(options.workspaceName) : store.workspaces.first()) ??
-      createWorkspace(store, options.workspaceName ?? "default", options.freeCredits, options.now);
+      (options.workspaceName ? await store.workspaces.byName(options.workspaceName) : await store.workspaces.first()) ??
+      (await createWorkspace(store, options.workspaceName ?? "default", options.freeCredits, options.now));
     for (const accountId of options.accountIds ?? []) {
-      const account = store.accounts.get(accountId);
+      const account = await store.accounts.get(accountId);
       if (!account || account.workspace_id !== workspace.id) {
         throw new AppError("invalid_request", `Account ${accountId} is not in workspace ${workspace.name}.`);
       }
     }
     const key = KEY_PREFIX + randomBytes(32).toString("base64url");
     const id = newId("key");
-    store.workspaces.insertKey({
+    await store.workspaces.insertKey({
       id,
       workspace_id: workspace.id,
       key_hash: sha256(key),
@@ -56,8 +56,8 @@ export function issueKey(
 }
 
 /** The principal of a Bearer key, or undefined when the key is unknown or revoked. */
-export function authenticate(store: Store, key: string): Principal | undefined {
+export async function authenticate(store: Store, key: string): Promise<Principal | undefined> {
   if (!key.startsWith(KEY_PREFIX) || key.length > 200) return undefined;
-  const record = store.workspaces.keyByHash(sha256(key));
+  const record = await store.workspaces.keyByHash(sha256(key));
   return record && { workspaceId: record.workspace_id, keyId: record.id, role: record.role, accountIds: record.account_ids };
 }

@@ -18,7 +18,7 @@ export type Outcome =
  * A condition on the action, checked inside the change's transaction: e.g. "this runner still
  * holds it", so a runner that lost its lease cannot end an action someone else now runs.
  */
-export type Guard = (action: ActionRecord) => boolean;
+export type Guard = (action: ActionRecord) => boolean | Promise<boolean>;
 
 const CHALLENGE_END: Record<Outcome["status"], ChallengeState> = { succeeded: "resolved", failed: "failed", canceled: "canceled" };
 
@@ -40,25 +40,54 @@ export class Lifecycle {
     return this.clock.now().toISOString();
   }
 
-  emit(actionId: string): void {
-    const action = this.store.actions.get(actionId);
+  async emit(actionId: string): Promise<void> {
+    const action = await this.store.actions.get(actionId);
     if (action) this.events.emit("change", action);
+  }
+
+  /**
+   * Claims up to `limit` queued actions for `runnerId` (the oldest queued action of each account
+   * with none running or waiting, skipping `skipAccounts`), each `running` under a new lease
+   * number, while `holds()` says the runner's lease holds. On PostgreSQL the candidates are locked
+   * `FOR UPDATE SKIP LOCKED`: coordinators claiming at once take different actions, and none waits
+   * for another.
+   */
+  async claim(runnerId: string, options: { limit: number; skipAccounts: ReadonlySet<string>; holds: () => Promise<boolean> }): Promise<ActionRecord[]> {
+    const claimed = await this.store.transaction(
+      async () => {
+        if (!(await options.holds())) return [];
+        const taken: ActionRecord[] = [];
+        for (const candidate of await this.store.actions.claimable({ lock: true, limit: options.limit + options.skipAccounts.size })) {
+          if (taken.length >= options.limit) break;
+          if (options.skipAccounts.has(candidate.account_id)) continue;
+          const now = this.now();
+          const lease = await this.store.actions.take(candidate.id, runnerId, now);
+          if (lease === undefined) continue;
+          await recordActionEvent(this.store, candidate.id, now);
+          taken.push({ ...candidate, status: "running", runner_id: runnerId, lease, updated_at: now });
+        }
+        return taken;
+      },
+      { locksRows: true },
+    );
+    for (const action of claimed) await this.emit(action.id);
+    return claimed;
   }
 
   /**
    * Moves a non-terminal action to `to` (not an ending: use `finish`). Returns false if it had
    * already moved on, or `guard` (checked in the same transaction) refuses.
    */
-  move(actionId: string, from: readonly ActionStatus[], to: ActionStatus, changes: { runner_id?: string } = {}, guard?: Guard): boolean {
-    const moved = this.store.transaction(() => {
-      const action = this.store.actions.get(actionId);
-      if (!action || !from.includes(action.status) || (guard && !guard(action))) return false;
+  async move(actionId: string, from: readonly ActionStatus[], to: ActionStatus, changes: { runner_id?: string } = {}, guard?: Guard): Promise<boolean> {
+    const moved = await this.store.transaction(async () => {
+      const action = await this.store.actions.get(actionId);
+      if (!action || !from.includes(action.status) || (guard && !(await guard(action)))) return false;
       const now = this.now();
-      this.store.actions.update(actionId, { status: transition(action.status, to), ...changes }, now);
-      recordActionEvent(this.store, actionId, now);
+      await this.store.actions.update(actionId, { status: transition(action.status, to), ...changes }, now);
+      await recordActionEvent(this.store, actionId, now);
       return true;
     });
-    if (moved) this.emit(actionId);
+    if (moved) await this.emit(actionId);
     return moved;
   }
 
@@ -67,18 +96,18 @@ export class Lifecycle {
    * was done on the platform): its run starts over, a challenge it waited on is closed and the
    * next run asks afresh. The price stays held. False when it had moved on meanwhile.
    */
-  requeue(actionId: string, from: readonly ActionStatus[], guard?: Guard): boolean {
-    const requeued = this.store.transaction(() => {
-      const action = this.store.actions.get(actionId);
-      if (!action || !from.includes(action.status) || action.committed_at || (guard && !guard(action))) return false;
+  async requeue(actionId: string, from: readonly ActionStatus[], guard?: Guard): Promise<boolean> {
+    const requeued = await this.store.transaction(async () => {
+      const action = await this.store.actions.get(actionId);
+      if (!action || !from.includes(action.status) || action.committed_at || (guard && !(await guard(action)))) return false;
       const now = this.now();
-      this.store.actions.update(actionId, { status: transition(action.status, "queued"), runner_id: undefined }, now);
-      const challenge = this.store.challenges.latestOf(actionId);
-      if (challenge && (challenge.state === "open" || challenge.state === "answered")) this.store.challenges.update(challenge.id, { state: "canceled" }, now);
-      recordActionEvent(this.store, actionId, now);
+      await this.store.actions.update(actionId, { status: transition(action.status, "queued"), runner_id: undefined }, now);
+      const challenge = await this.store.challenges.latestOf(actionId);
+      if (challenge && (challenge.state === "open" || challenge.state === "answered")) await this.store.challenges.update(challenge.id, { state: "canceled" }, now);
+      await recordActionEvent(this.store, actionId, now);
       return true;
     });
-    if (requeued) this.emit(actionId);
+    if (requeued) await this.emit(actionId);
     return requeued;
   }
 
@@ -86,18 +115,18 @@ export class Lifecycle {
    * Ends an action: status, error or result, credits captured or released, open
    * challenge closed. A no-op (returns false) when the action has already ended.
    */
-  finish(actionId: string, outcome: Outcome, guard?: Guard): boolean {
-    const finished = this.store.transaction(() => {
-      const action = this.store.actions.get(actionId);
-      if (!action || isTerminal(action.status) || (guard && !guard(action))) return false;
+  async finish(actionId: string, outcome: Outcome, guard?: Guard): Promise<boolean> {
+    const finished = await this.store.transaction(async () => {
+      const action = await this.store.actions.get(actionId);
+      if (!action || isTerminal(action.status) || (guard && !(await guard(action)))) return false;
       const now = this.now();
       const code = outcome.status === "failed" ? outcome.code : undefined;
       const freeBeforeCommit = outcome.status === "failed" && outcome.freeBeforeCommit === true && !action.committed_at;
       const charged = action.held && !freeBeforeCommit && isCharged(outcome.status, code, action.type);
       if (action.held && !charged) {
-        this.store.ledger.append({ workspace_id: action.workspace_id, kind: "release", amount: action.price, action_id: action.id, created_at: now });
+        await this.store.ledger.append({ workspace_id: action.workspace_id, kind: "release", amount: action.price, action_id: action.id, created_at: now });
       }
-      this.store.actions.update(
+      await this.store.actions.update(
         actionId,
         {
           status: transition(action.status, outcome.status),
@@ -109,16 +138,16 @@ export class Lifecycle {
         },
         now,
       );
-      const challenge = this.store.challenges.latestOf(actionId);
+      const challenge = await this.store.challenges.latestOf(actionId);
       if (challenge && (challenge.state === "open" || challenge.state === "answered")) {
-        this.store.challenges.update(challenge.id, { state: code === "challenge_timeout" ? "expired" : CHALLENGE_END[outcome.status] }, now);
+        await this.store.challenges.update(challenge.id, { state: code === "challenge_timeout" ? "expired" : CHALLENGE_END[outcome.status] }, now);
       }
       // A browser that never started is not a final answer: the same key may run it again.
-      if (code === "browser_unavailable") this.store.idempotency.forgetAction(actionId);
-      recordActionEvent(this.store, actionId, now);
+      if (code === "browser_unavailable") await this.store.idempotency.forgetAction(actionId);
+      await recordActionEvent(this.store, actionId, now);
       return true;
     });
-    if (finished) this.emit(actionId);
+    if (finished) await this.emit(actionId);
     return finished;
   }
 }

@@ -1,6 +1,6 @@
 import { LIVE_LINK_TTL_MS } from "../domain/challenges.js";
 import type { Principal } from "../domain/keys.js";
-import { retryWhileBusy } from "../store/busy.js";
+import { retryWhileBusy } from "../store/index.js";
 import { randomToken } from "../store/crypto.js";
 import type { AccountRecord, ActionRecord, ChallengeRecord } from "../store/records.js";
 import type { SignInLinkRecord } from "../store/index.js";
@@ -16,15 +16,13 @@ export type LiveTarget =
   | { kind: "sign_in"; link: SignInLinkRecord; account: AccountRecord; expiresAt: string };
 
 /** An owner sign-in link: the URL exists only in this return value; the store keeps a hash. */
-export function createSignInLink(core: EngineCore, principal: Principal, accountId: string): { url: string; expires_at: string } {
+export async function createSignInLink(core: EngineCore, principal: Principal, accountId: string): Promise<{ url: string; expires_at: string }> {
   requirePermission(principal, "act");
-  const account = visibleAccount(core.store, principal, accountId);
+  const account = await visibleAccount(core.store, principal, accountId);
   const token = randomToken(32);
   const now = core.lifecycle.clock.now();
   const expiresAt = new Date(now.getTime() + LIVE_LINK_TTL_MS).toISOString();
-  core.store.transaction(() =>
-    core.store.signInLinks.insert({ id: newId("chl"), account_id: account.id, key_id: principal.keyId, expires_at: expiresAt, created_at: now.toISOString() }, token),
-  );
+  await core.store.signInLinks.insert({ id: newId("chl"), account_id: account.id, key_id: principal.keyId, expires_at: expiresAt, created_at: now.toISOString() }, token);
   return { url: liveUrl(core.publicUrl, token), expires_at: expiresAt };
 }
 
@@ -32,18 +30,18 @@ export function createSignInLink(core: EngineCore, principal: Principal, account
  * Resolves a live token: undefined when it names nothing (404), `expired` once its
  * 30 minutes are over (410), else the challenge or sign-in it opens.
  */
-export function resolveLiveToken(core: EngineCore, token: string): LiveTarget | "expired" | undefined {
+export async function resolveLiveToken(core: EngineCore, token: string): Promise<LiveTarget | "expired" | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return undefined;
   const { store } = core;
   const now = core.lifecycle.now();
-  const challenge = store.challenges.byLinkToken(token);
+  const challenge = await store.challenges.byLinkToken(token);
   if (challenge) {
     if (challenge.link_expires_at <= now) return "expired";
-    return { kind: "challenge", challenge, action: store.actions.get(challenge.action_id)!, expiresAt: challenge.link_expires_at };
+    return { kind: "challenge", challenge, action: (await store.actions.get(challenge.action_id))!, expiresAt: challenge.link_expires_at };
   }
-  const link = store.signInLinks.byToken(token);
+  const link = await store.signInLinks.byToken(token);
   if (!link) return undefined;
-  const account = store.accounts.get(link.account_id);
+  const account = await store.accounts.get(link.account_id);
   if (link.expires_at <= now || !account) return "expired";
   return { kind: "sign_in", link, account, expiresAt: link.expires_at };
 }
@@ -52,12 +50,12 @@ export function resolveLiveToken(core: EngineCore, token: string): LiveTarget | 
 export async function completeSignIn(core: EngineCore, linkId: string, accountId: string, storageState: string): Promise<void> {
   const { store } = core;
   await retryWhileBusy(() =>
-    store.transaction(() => {
+    store.transaction(async () => {
       const now = core.lifecycle.now();
-      if (!store.accounts.get(accountId)) return;
-      store.accounts.setSecret(accountId, "session", storageState, now);
-      updateAccountStatus(store, accountId, { status: "connected" }, now);
-      store.signInLinks.complete(linkId, now);
+      if (!(await store.accounts.get(accountId))) return;
+      await store.accounts.setSecret(accountId, "session", storageState, now);
+      await updateAccountStatus(store, accountId, { status: "connected" }, now);
+      await store.signInLinks.complete(linkId, now);
     }),
   );
 }

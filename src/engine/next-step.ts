@@ -76,15 +76,15 @@ function answerStep(surface: Surface, action: ActionRecord, challenge: Challenge
 }
 
 /** What a queued action waits for. */
-function queuedStep(store: Store, action: ActionRecord): string {
-  const ahead = store.actions.aheadOf(action);
+async function queuedStep(store: Store, action: ActionRecord): Promise<string> {
+  const ahead = await store.actions.aheadOf(action);
   if (ahead?.status === "needs_input") return `Waits behind ${ahead.id} on this account, which is at needs_input: it starts once that challenge is answered or the action ends.`;
   if (ahead) return `Waits behind ${ahead.id} (${ahead.status}) on this account: one action at a time per account.`;
   return "Waits for a free run slot: it starts as soon as one of the running actions ends.";
 }
 
 /** `next_step` of an action (DESIGN §3): present when it is queued, needs_input or failed. */
-export function nextStep(store: Store, action: ActionRecord, surface: Surface, challenge?: ChallengeRecord): string | undefined {
+export async function nextStep(store: Store, action: ActionRecord, surface: Surface, challenge?: ChallengeRecord): Promise<string | undefined> {
   if (action.status === "queued") return queuedStep(store, action);
   if (action.status === "needs_input" && challenge) return answerStep(surface, action, challenge);
   if (action.status === "failed" && action.error_code) return AFTER_FAILURE[surface][action.error_code](action);

@@ -10,36 +10,36 @@ import { presentAccount, presentAction } from "./present.js";
  */
 
 /** Records an action's status as the public sees it now (`needs_input` with its challenge). */
-export function recordActionEvent(store: Store, actionId: string, now: string): void {
-  const action = store.actions.get(actionId);
+export async function recordActionEvent(store: Store, actionId: string, now: string): Promise<void> {
+  const action = await store.actions.get(actionId);
   if (!action) return;
-  const challenge = action.status === "needs_input" ? store.challenges.latestOf(action.id) : undefined;
-  const data = presentAction(action, challenge && { record: challenge, signInUrl: "" }, nextStep(store, action, "rest", challenge)) as unknown as Record<string, unknown>;
+  const challenge = action.status === "needs_input" ? await store.challenges.latestOf(action.id) : undefined;
+  const data = presentAction(action, challenge && { record: challenge, signInUrl: "" }, await nextStep(store, action, "rest", challenge)) as unknown as Record<string, unknown>;
   // The live link is a capability: it is rebuilt from the sealed token when the event is sent.
   if (data.challenge) delete (data.challenge as Record<string, unknown>).sign_in_url;
-  append(store, { workspace_id: action.workspace_id, type: "action.updated", subject_id: action.id, account_id: action.account_id, challenge_id: challenge?.id, data, created_at: now });
+  await append(store, { workspace_id: action.workspace_id, type: "action.updated", subject_id: action.id, account_id: action.account_id, challenge_id: challenge?.id, data, created_at: now });
 }
 
 /** Records an account's status (when it is added, and when its status moves). */
-export function recordAccountEvent(store: Store, accountId: string, now: string): void {
-  const account = store.accounts.get(accountId);
+export async function recordAccountEvent(store: Store, accountId: string, now: string): Promise<void> {
+  const account = await store.accounts.get(accountId);
   if (!account) return;
   const data = presentAccount(account) as unknown as Record<string, unknown>;
-  append(store, { workspace_id: account.workspace_id, type: "account.updated", subject_id: account.id, account_id: account.id, challenge_id: undefined, data, created_at: now });
+  await append(store, { workspace_id: account.workspace_id, type: "account.updated", subject_id: account.id, account_id: account.id, challenge_id: undefined, data, created_at: now });
 }
 
 /** Changes an account's status (and profile), recording the event when the status moves. */
-export function updateAccountStatus(store: Store, accountId: string, changes: { status: AccountStatus; profile?: AccountRecord["profile"] }, now: string): void {
-  const before = store.accounts.get(accountId);
+export async function updateAccountStatus(store: Store, accountId: string, changes: { status: AccountStatus; profile?: AccountRecord["profile"] }, now: string): Promise<void> {
+  const before = await store.accounts.get(accountId);
   if (!before) return; // deleted meanwhile: nothing to record
-  store.accounts.update(accountId, changes, now);
-  if (before.status !== changes.status) recordAccountEvent(store, accountId, now);
+  await store.accounts.update(accountId, changes, now);
+  if (before.status !== changes.status) await recordAccountEvent(store, accountId, now);
 }
 
-function append(store: Store, event: Omit<EventRecord, "seq" | "id">): void {
+async function append(store: Store, event: Omit<EventRecord, "seq" | "id">): Promise<void> {
   const id = newId("evt");
-  const seq = store.events.insert({ ...event, id });
-  store.webhooks.fanOut({ seq, workspace_id: event.workspace_id, type: event.type, account_id: event.account_id, subject_id: event.subject_id, created_at: event.created_at }, () => newId("dlv"));
+  const seq = await store.events.insert({ ...event, id });
+  await store.webhooks.fanOut({ seq, workspace_id: event.workspace_id, type: event.type, account_id: event.account_id, subject_id: event.subject_id, created_at: event.created_at }, () => newId("dlv"));
 }
 
 export type { EventType };

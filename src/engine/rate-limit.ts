@@ -1,5 +1,6 @@
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
+import type { Store } from "../store/index.js";
 import type { Clock } from "./clock.js";
 
 /** Buckets are swept for ones that have refilled (equal to absent) this often, in takes. */
@@ -7,8 +8,10 @@ const SWEEP_EVERY = 1_000;
 
 /**
  * One token bucket per caller, shared by every surface (REST, /mcp, /live, the web app):
- * `perMinute` requests a minute, in bursts up to the same number. `take` returns 0 when
- * allowed, else the seconds to wait (for Retry-After).
+ * `perMinute` requests a minute, in bursts up to the same number. `take` resolves to 0 when
+ * allowed, else the seconds to wait (for Retry-After). On one machine the buckets are this
+ * process's; with PostgreSQL (several coordinators) they are rows every coordinator draws from
+ * (`store.rateLimits`), so a key gets its limit once, not once per coordinator.
  */
 export class RateLimiter {
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
@@ -17,9 +20,18 @@ export class RateLimiter {
   constructor(
     private readonly perMinute: number,
     private readonly clock: Clock,
+    /** Given: the buckets are shared through it (PostgreSQL). */
+    private readonly store?: Store,
   ) {}
 
-  take(caller: string): number {
+  async take(caller: string): Promise<number> {
+    if (!this.store) return this.#takeHere(caller);
+    const now = this.clock.now().getTime();
+    const { taken, tokens } = await this.store.rateLimits.take(caller, { now, perMinute: this.perMinute });
+    return taken ? 0 : this.#wait(tokens);
+  }
+
+  #takeHere(caller: string): number {
     const now = this.clock.now().getTime();
     if (++this.#takes % SWEEP_EVERY === 0) this.#forgetRefilled(now);
     const bucket = this.#buckets.get(caller) ?? { tokens: this.perMinute, at: now };
@@ -30,7 +42,12 @@ export class RateLimiter {
       bucket.tokens -= 1;
       return 0;
     }
-    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.#ratePerMs / 1000));
+    return this.#wait(bucket.tokens);
+  }
+
+  /** Seconds until a bucket holding `tokens` holds one. */
+  #wait(tokens: number): number {
+    return Math.max(1, Math.ceil((1 - tokens) / this.#ratePerMs / 1000));
   }
 
   get #ratePerMs(): number {

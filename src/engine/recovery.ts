@@ -12,13 +12,13 @@ export const INTERRUPTED_AFTER_COMMIT =
  * Ends the leases of runners on this machine whose process no longer exists (a `serve`
  * killed with -9 and started again), so their actions need not wait out the lease.
  */
-export function expireDeadLocalRunners(lifecycle: Lifecycle, leaseClock: Clock): void {
+export async function expireDeadLocalRunners(lifecycle: Lifecycle, leaseClock: Clock): Promise<void> {
   const { store } = lifecycle;
   const now = leaseClock.now().toISOString();
   const here = hostname();
-  for (const runner of store.runners.list()) {
+  for (const runner of await store.runners.list()) {
     if (runner.host !== here || runner.pid === process.pid || runner.lease_expires_at <= now) continue;
-    if (!processExists(runner.pid)) store.transaction(() => store.runners.expire(runner.id, now));
+    if (!processExists(runner.pid)) await store.runners.expire(runner.id, now);
   }
 }
 
@@ -41,22 +41,22 @@ const RECOVERY_BATCH = 200;
  * it. Whichever live runner sees them first does it; each change is checked in the transaction
  * that makes it, so two runners never recover one action twice. Returns how many were recovered.
  */
-export function recoverOrphans(lifecycle: Lifecycle, logger: Logger, leaseClock: Clock): number {
+export async function recoverOrphans(lifecycle: Lifecycle, logger: Logger, leaseClock: Clock): Promise<number> {
   const { store } = lifecycle;
   const leaseNow = (): string => leaseClock.now().toISOString();
   let recovered = 0;
-  const orphans = store.actions.orphaned(leaseNow());
+  const orphans = await store.actions.orphaned(leaseNow());
   // A batch per transaction (each action's change a savepoint in it): a commit per action made a
   // start after a crash with hundreds of actions in flight wait a commit for each.
   for (let first = 0; first < orphans.length; first += RECOVERY_BATCH) {
-    store.transaction(() => {
+    await store.transaction(async () => {
       for (const action of orphans.slice(first, first + RECOVERY_BATCH)) {
         // Still held by the same runner, and that runner still without a live lease.
-        const stillOrphaned = (now: ActionRecord): boolean =>
-          now.runner_id === action.runner_id && !(now.runner_id !== undefined && store.runners.isLive(now.runner_id, leaseNow()));
+        const stillOrphaned = async (now: ActionRecord): Promise<boolean> =>
+          now.runner_id === action.runner_id && !(now.runner_id !== undefined && (await store.runners.isLive(now.runner_id, leaseNow())));
         const done = action.committed_at
-          ? lifecycle.finish(action.id, { status: "failed", code: "browser_error", message: INTERRUPTED_AFTER_COMMIT }, stillOrphaned)
-          : lifecycle.requeue(action.id, [action.status], stillOrphaned);
+          ? await lifecycle.finish(action.id, { status: "failed", code: "browser_error", message: INTERRUPTED_AFTER_COMMIT }, stillOrphaned)
+          : await lifecycle.requeue(action.id, [action.status], stillOrphaned);
         if (done) {
           recovered += 1;
           logger.info({ action_id: action.id, from: action.status, runner_id: action.runner_id, committed: Boolean(action.committed_at) }, "recovered an action of a runner that is gone");
@@ -64,6 +64,6 @@ export function recoverOrphans(lifecycle: Lifecycle, logger: Logger, leaseClock:
       }
     });
   }
-  store.transaction(() => store.runners.removeExpired(leaseNow()));
+  await store.runners.removeExpired(leaseNow());
   return recovered;
 }

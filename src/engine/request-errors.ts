@@ -1,5 +1,5 @@
 import { AppError } from "../domain/errors.js";
-import { isBusy } from "../store/busy.js";
+import { isBusy } from "../store/index.js";
 
 /**
  * The request error an exception stands for, if any: an AppError as it is, and a locked

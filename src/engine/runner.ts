@@ -1,13 +1,12 @@
-import { hostname } from "node:os";
 import { LIVE_LINK_TTL_MS, MAX_REFUSED_ANSWERS } from "../domain/challenges.js";
 import { ActionFailure, PlatformTimeout } from "../domain/errors.js";
 import { isTerminal } from "../domain/status.js";
-import { isBusy, retryWhileBusy } from "../store/busy.js";
-import { randomToken } from "../store/crypto.js";
+import { isBusy, retryWhileBusy, randomToken } from "../store/index.js";
 import type { ActionRecord } from "../store/records.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { ActionExecutor, ChallengeRequest } from "./executor.js";
 import { newId } from "./ids.js";
+import { Lease } from "./lease.js";
 import type { Guard, Lifecycle, Outcome } from "./lifecycle.js";
 import type { Logger } from "./logger.js";
 import { expireDeadLocalRunners, recoverOrphans } from "./recovery.js";
@@ -28,8 +27,6 @@ export interface RunnerOptions {
   leaseClock?: Clock;
   leaseMs?: number;
   heartbeatMs?: number;
-  /** How often the store is checked for what other processes wrote (answers, cancels, new actions). */
-  watchMs?: number;
   /** A graceful stop lets an action past its commit point finish for this long. */
   stopGraceMs?: number;
   /** Where this process serves live links (read at each heartbeat: it is known only once listening). */
@@ -40,6 +37,8 @@ export interface RunnerOptions {
 
 interface ActiveRun {
   action: ActionRecord;
+  /** The fencing token of this run: the runner that claimed it, and the action's lease number then. */
+  fence: Guard;
   controller: AbortController;
   challengeId: string | undefined;
   /** Set when the platform refused the last answer: the next challenge reopens the same one. */
@@ -53,37 +52,45 @@ interface ActiveRun {
 
 /** When the queue could not be read or claimed (a locked database), it is tried again this soon. */
 const PUMP_RETRY_MS = 250;
-/** The store is scanned at least every this many watch ticks even when nothing seems to have changed. */
-const FULL_SCAN_EVERY = 10;
 
 /**
  * Claims queued actions (one per account, up to `maxConcurrent` doing browser work), runs
  * them through the executor and turns what the executor reports into status changes. The
  * store is the truth about who runs what (DESIGN §11): the runner holds a lease renewed by
- * heartbeat, writes its id on what it claims, recovers what dead runners left, and takes
- * answers and cancels from the store, wherever they were written. Nothing it starts may end
- * the process: writes are retried while the database is locked, and every promise is handled.
+ * heartbeat, writes its id and the action's lease number on what it claims, and every later
+ * write for the action names both (fencing: a runner paused past its lease writes nothing). It
+ * recovers what dead runners left, and takes answers and cancels from the store, wherever they
+ * were written, woken by the store's change feed. Nothing it starts may end the process:
+ * writes are retried while the database is busy, and every promise is handled.
  */
 export class Runner {
-  #id = newId("run");
+  readonly #lease: Lease;
   readonly #runs = new Map<string, ActiveRun>();
   /** Accounts whose browser context a sign-in page holds: no action starts on them. */
   readonly #heldAccounts = new Set<string>();
-  readonly #leaseClock: Clock;
   #stopped = false;
   #started = false;
   #timers: NodeJS.Timeout[] = [];
+  #stopWatching: (() => void) | undefined;
+  #pumping: Promise<void> | undefined;
+  #pumpAgain = false;
   #pumpRetry: NodeJS.Timeout | undefined;
-  #dataVersion = -1;
-  #ticks = 0;
 
   constructor(private readonly options: RunnerOptions) {
-    this.#leaseClock = options.leaseClock ?? systemClock;
+    this.#lease = new Lease({
+      store: options.lifecycle.store,
+      logger: options.logger,
+      kind: options.kind ?? "serve",
+      clock: options.leaseClock ?? systemClock,
+      leaseMs: options.leaseMs ?? 15_000,
+      publicUrl: options.publicUrl,
+      onLost: (lostId) => this.#forsake(lostId),
+    });
   }
 
   /** This runner's id in the store (a new one after it lost its lease). */
   get runnerId(): string {
-    return this.#id;
+    return this.#lease.id;
   }
 
   get activeCount(): number {
@@ -97,100 +104,76 @@ export class Runner {
     return paused;
   }
 
-  get #leaseNow(): string {
-    return this.#leaseClock.now().toISOString();
-  }
-
-  #leaseUntil(): string {
-    return new Date(this.#leaseClock.now().getTime() + (this.options.leaseMs ?? 15_000)).toISOString();
-  }
-
   /** Registers the lease, recovers what dead runners left, and starts the heartbeat, the watch and the queue. */
-  start(): void {
+  async start(): Promise<void> {
     this.#started = true;
-    this.#register();
-    this.#recover();
-    this.#timers = [
-      this.#every(this.options.heartbeatMs ?? 3_000, () => this.#heartbeat()),
-      this.#every(this.options.watchMs ?? 100, () => this.#watch()),
-    ];
+    await retryWhileBusy(() => this.#lease.register());
+    await this.#recover();
+    this.#timers = [this.#every(this.options.heartbeatMs ?? 3_000, () => this.#heartbeat())];
+    this.#stopWatching = this.options.lifecycle.store.changes.on(() => void this.#changedElsewhere());
     this.pump();
   }
 
-  #every(ms: number, work: () => void): NodeJS.Timeout {
+  #every(ms: number, work: () => Promise<void>): NodeJS.Timeout {
+    let running = false;
     const timer = setInterval(() => {
-      try {
-        work();
-      } catch (error) {
-        if (!isBusy(error)) this.options.logger.error({ err: error }, "runner housekeeping failed; it runs again shortly");
-      }
+      if (running) return;
+      running = true;
+      work()
+        .catch((error: unknown) => {
+          if (!isBusy(error)) this.options.logger.error({ err: error }, "runner housekeeping failed; it runs again shortly");
+        })
+        .finally(() => (running = false));
     }, ms);
     timer.unref();
     return timer;
   }
 
-  #register(): void {
-    const { store } = this.options.lifecycle;
-    const record = {
-      id: this.#id,
-      kind: this.options.kind ?? "serve",
-      host: hostname(),
-      pid: process.pid,
-      public_url: this.options.publicUrl(),
-      started_at: this.#leaseNow,
-      lease_expires_at: this.#leaseUntil(),
-    };
-    store.transaction(() => store.runners.register(record));
-  }
-
-  #recover(): void {
+  async #recover(): Promise<void> {
     const { lifecycle, logger } = this.options;
-    expireDeadLocalRunners(lifecycle, this.#leaseClock);
-    if (recoverOrphans(lifecycle, logger, this.#leaseClock) > 0) this.pump();
+    const clock = this.options.leaseClock ?? systemClock;
+    await expireDeadLocalRunners(lifecycle, clock);
+    if ((await recoverOrphans(lifecycle, logger, clock)) > 0) this.pump();
     this.options.onHeartbeat?.();
   }
 
-  #heartbeat(): void {
-    this.renew();
-    this.#recover();
-  }
-
-  /** Renews the lease now (and says where live links are served); a lease already lost is given up. */
-  renew(): void {
-    if (!this.#started || this.#stopped) return;
-    const { store } = this.options.lifecycle;
-    const renewed = store.transaction(() => store.runners.renew(this.#id, this.#leaseNow, this.#leaseUntil(), this.options.publicUrl()));
-    if (!renewed) this.#lostLease();
-  }
-
-  /**
-   * The lease expired before it was renewed (the process stalled, the database was locked too
-   * long): other runners may already have recovered its actions. It gives them up without
-   * writing anything, then carries on under a new lease.
-   */
-  #lostLease(): void {
-    this.options.logger.error({ runner_id: this.#id, actions: this.#runs.size }, "lease lost: giving up this runner's actions to recovery");
-    for (const run of this.#runs.values()) {
-      run.forsaken = true;
-      run.controller.abort(new Error("lease lost"));
-    }
-    this.#id = newId("run");
-    this.#register();
-  }
-
-  /** Notices what other processes wrote: answers for waiting runs, actions that ended elsewhere, new work. */
-  #watch(): void {
-    const version = this.options.lifecycle.store.dataVersion();
-    if (version === this.#dataVersion && ++this.#ticks % FULL_SCAN_EVERY !== 0) return;
-    this.#dataVersion = version;
-    this.#sync();
+  async #heartbeat(): Promise<void> {
+    await this.renew();
+    await this.#recover();
+    // A backstop for a wake-up that never came (a dropped notification connection).
+    await this.#sync();
     this.pump();
   }
 
-  #sync(): void {
+  /** Renews the lease now (and says where live links are served); a lease already lost is given up. */
+  async renew(): Promise<void> {
+    if (!this.#started || this.#stopped) return;
+    await this.#lease.renew();
+  }
+
+  /** The lease `lostId` expired: its runs are recovery's, and write nothing more. */
+  #forsake(lostId: string): void {
+    for (const run of this.#runs.values()) {
+      if (run.action.runner_id !== lostId) continue;
+      run.forsaken = true;
+      run.controller.abort(new Error("lease lost"));
+    }
+  }
+
+  /** Another process committed: answers for waiting runs, actions that ended elsewhere, new work. */
+  async #changedElsewhere(): Promise<void> {
+    try {
+      await this.#sync();
+    } catch (error) {
+      if (!isBusy(error)) this.options.logger.error({ err: error }, "could not read what other processes changed");
+    }
+    this.pump();
+  }
+
+  async #sync(): Promise<void> {
     if (this.#runs.size === 0) return;
     const { store } = this.options.lifecycle;
-    const statuses = store.actions.statuses([...this.#runs.keys()]);
+    const statuses = await store.actions.statuses([...this.#runs.keys()]);
     for (const [id, run] of this.#runs) {
       const status = statuses.get(id);
       // Ended (canceled, expired) or taken from this runner: stop driving its page.
@@ -198,28 +181,44 @@ export class Runner {
     }
     const waiting = [...this.#runs.values()].filter((run) => run.waiting && run.challengeId);
     if (waiting.length === 0) return;
-    const answered = new Set(store.challenges.answered(waiting.map((run) => run.challengeId!)));
-    for (const run of waiting) if (answered.has(run.challengeId!)) this.deliver(run.action.id);
+    const answered = new Set(await store.challenges.answered(waiting.map((run) => run.challengeId!)));
+    for (const run of waiting) if (answered.has(run.challengeId!)) await this.deliver(run.action.id);
   }
 
-  /** Starts whatever may start now; a locked database only delays it. */
+  /** Starts whatever may start now; a busy database only delays it. One claim at a time, then once more if asked meanwhile. */
   pump(): void {
     if (this.#stopped || !this.#started) return;
-    const { maxConcurrent } = this.options;
-    const maxRuns = maxConcurrent + (this.options.maxPaused ?? 200);
-    try {
-      for (const action of this.options.lifecycle.store.actions.claimable()) {
-        if (this.#runs.size - this.pausedCount >= maxConcurrent || this.#runs.size >= maxRuns) break;
-        if (this.#heldAccounts.has(action.account_id) || this.#accountRunning(action.account_id)) continue;
-        this.#start(action);
-      }
-    } catch (error) {
-      if (!isBusy(error)) this.options.logger.error({ err: error }, "could not start queued actions");
-      this.#pumpRetry ??= setTimeout(() => {
-        this.#pumpRetry = undefined;
-        this.pump();
-      }, PUMP_RETRY_MS);
+    if (this.#pumping) {
+      this.#pumpAgain = true;
+      return;
     }
+    this.#pumping = this.#claim()
+      .catch((error: unknown) => {
+        if (!isBusy(error)) this.options.logger.error({ err: error }, "could not start queued actions");
+        this.#pumpRetry ??= setTimeout(() => {
+          this.#pumpRetry = undefined;
+          this.pump();
+        }, PUMP_RETRY_MS);
+      })
+      .finally(() => {
+        this.#pumping = undefined;
+        if (this.#pumpAgain) {
+          this.#pumpAgain = false;
+          this.pump();
+        }
+      });
+  }
+
+  async #claim(): Promise<void> {
+    const { maxConcurrent, lifecycle } = this.options;
+    const maxRuns = maxConcurrent + (this.options.maxPaused ?? 200);
+    const free = Math.min(maxConcurrent - (this.#runs.size - this.pausedCount), maxRuns - this.#runs.size);
+    if (free <= 0) return;
+    const busyHere = new Set(this.#heldAccounts);
+    for (const run of this.#runs.values()) busyHere.add(run.action.account_id);
+    const runnerId = this.#lease.id;
+    const claimed = await lifecycle.claim(runnerId, { limit: free, skipAccounts: busyHere, holds: () => this.#lease.holds(runnerId) });
+    for (const action of claimed) this.#start(action);
   }
 
   #accountRunning(accountId: string): boolean {
@@ -227,16 +226,19 @@ export class Runner {
     return false;
   }
 
-  /** Writes only while this runner still holds the action (recovery may have taken it). */
-  readonly #mine: Guard = (action) => action.runner_id === this.#id;
+  /**
+   * The fence of a run claimed as `claimed` (DESIGN §11): a write for the action is made only while
+   * it is still this claim's (same runner, same lease number) and that runner's lease still holds.
+   */
+  #fence(claimed: ActionRecord): Guard {
+    const runnerId = claimed.runner_id;
+    const lease = claimed.lease;
+    return async (action) => action.runner_id === runnerId && action.lease === lease && runnerId !== undefined && (await this.#lease.holds(runnerId));
+  }
 
   #start(action: ActionRecord): void {
-    const { lifecycle, logger } = this.options;
-    const { store } = lifecycle;
-    // Claimed in one transaction with a check that this runner's lease still holds.
-    const claimed = lifecycle.move(action.id, ["queued"], "running", { runner_id: this.#id }, () => store.runners.isLive(this.#id, this.#leaseNow));
-    if (!claimed) return;
-    const run: ActiveRun = { action: { ...action, runner_id: this.#id }, controller: new AbortController(), challengeId: undefined, refusal: undefined, waiting: undefined, forsaken: false, done: Promise.resolve() };
+    const { logger } = this.options;
+    const run: ActiveRun = { action, fence: this.#fence(action), controller: new AbortController(), challengeId: undefined, refusal: undefined, waiting: undefined, forsaken: false, done: Promise.resolve() };
     this.#runs.set(action.id, run);
     run.done = this.#execute(run)
       .catch((error: unknown) => logger.error({ err: error, action_id: action.id }, "action run ended abnormally"))
@@ -251,35 +253,47 @@ export class Runner {
     const id = run.action.id;
     let outcome: Outcome;
     try {
-      const hooks = { signal: run.controller.signal, challenge: (request: ChallengeRequest) => this.#challenge(run, request), refuseAnswer: (message: string) => this.#refuse(run, message) };
-      const result = await executor.execute(runContext(lifecycle, logger, run.action, hooks));
+      const hooks = {
+        signal: run.controller.signal,
+        holds: () => this.#holds(run),
+        challenge: (request: ChallengeRequest) => this.#challenge(run, request),
+        refuseAnswer: (message: string) => this.#refuse(run, message),
+      };
+      const result = await executor.execute(await runContext(lifecycle, logger, run.action, hooks));
       run.controller.signal.throwIfAborted();
       outcome = { status: "succeeded", result };
     } catch (error) {
-      outcome = this.#failure(run, error);
+      outcome = await this.#failure(run, error);
     }
     if (run.forsaken) return;
     // Canceled and expired actions have already ended, recovered ones are someone else's: finish is then a no-op.
-    await retryWhileBusy(() => lifecycle.finish(id, outcome, this.#mine), {
-      onBusy: (attempt) => attempt === 1 && logger.warn({ action_id: id }, "database locked; the action ends once it is free"),
+    await retryWhileBusy(() => lifecycle.finish(id, outcome, run.fence), {
+      onBusy: (attempt) => attempt === 1 && logger.warn({ action_id: id }, "database busy; the action ends once it is free"),
     });
   }
 
+  /** Whether the run still holds its action, read inside the caller's transaction. */
+  async #holds(run: ActiveRun): Promise<boolean> {
+    if (run.forsaken) return false;
+    const action = await this.options.lifecycle.store.actions.get(run.action.id);
+    return action !== undefined && !isTerminal(action.status) && (await run.fence(action));
+  }
+
   /** How a run that threw ends; a browser failure says whether the platform may already have done it. */
-  #failure(run: ActiveRun, error: unknown): Outcome {
+  async #failure(run: ActiveRun, error: unknown): Promise<Outcome> {
     if (error instanceof ActionFailure && error.code !== "browser_error") return { status: "failed", code: error.code, message: error.message };
     if (!(error instanceof ActionFailure) && !run.controller.signal.aborted) {
       this.options.logger.error({ err: error, action_id: run.action.id }, "action failed in the browser");
     }
     const first = error instanceof ActionFailure ? error.message : "The browser failed while running the action.";
-    const message = `${first} ${this.#commitNote(run.action.id)}`;
+    const message = `${first} ${await this.#commitNote(run.action.id)}`;
     return { status: "failed", code: "browser_error", message, ...(error instanceof PlatformTimeout ? { freeBeforeCommit: true } : {}) };
   }
 
-  #commitNote(actionId: string): string {
+  async #commitNote(actionId: string): Promise<string> {
     let committed: string | undefined;
     try {
-      committed = this.options.lifecycle.store.actions.get(actionId)?.committed_at;
+      committed = (await this.options.lifecycle.store.actions.get(actionId))?.committed_at;
     } catch {
       return "It may have stopped after the platform had done it: check the platform before retrying.";
     }
@@ -293,14 +307,15 @@ export class Runner {
     const signal = run.controller.signal;
     signal.throwIfAborted();
     await retryWhileBusy(() =>
-      store.transaction(() => {
+      store.transaction(async () => {
         const now = lifecycle.clock.now();
+        if (!(await this.#holds(run))) throw new ActionFailure("browser_error", "The action ended while pausing.");
         if (run.challengeId && run.refusal !== undefined) {
-          store.challenges.update(run.challengeId, { state: "open", message: run.refusal }, now.toISOString());
+          await store.challenges.update(run.challengeId, { state: "open", message: run.refusal }, now.toISOString());
         } else {
-          if (run.challengeId) store.challenges.update(run.challengeId, { state: "resolved" }, now.toISOString());
+          if (run.challengeId) await store.challenges.update(run.challengeId, { state: "resolved" }, now.toISOString());
           const challengeId = newId("chl");
-          store.challenges.insert(
+          await store.challenges.insert(
             {
               id: challengeId,
               action_id: run.action.id,
@@ -316,7 +331,7 @@ export class Runner {
           );
           run.challengeId = challengeId;
         }
-        if (!lifecycle.move(run.action.id, ["running"], "needs_input", {}, this.#mine)) throw new ActionFailure("browser_error", "The action ended while pausing.");
+        if (!(await lifecycle.move(run.action.id, ["running"], "needs_input", {}, run.fence))) throw new ActionFailure("browser_error", "The action ended while pausing.");
       }),
     );
     run.refusal = undefined;
@@ -354,9 +369,9 @@ export class Runner {
     run.waiting = undefined;
     const { lifecycle } = this.options;
     retryWhileBusy(() =>
-      lifecycle.store.transaction(() => {
-        lifecycle.store.challenges.update(challengeId, { state: "resolved" }, lifecycle.now());
-        lifecycle.move(run.action.id, ["needs_input"], "running", {}, this.#mine);
+      lifecycle.store.transaction(async () => {
+        if (!(await lifecycle.move(run.action.id, ["needs_input"], "running", {}, run.fence))) throw new ActionFailure("browser_error", "The action ended while paused.");
+        await lifecycle.store.challenges.update(challengeId, { state: "resolved" }, lifecycle.now());
       }),
     ).then(
       () => waiting.resolve(undefined),
@@ -368,7 +383,7 @@ export class Runner {
    * An answer was recorded in the store (by any process): if this runner holds the page
    * waiting for it, hand it over now. True when it was delivered here.
    */
-  deliver(actionId: string): boolean {
+  async deliver(actionId: string): Promise<boolean> {
     const run = this.#runs.get(actionId);
     const waiting = run?.waiting;
     if (!run || !waiting || !run.challengeId) return false;
@@ -376,13 +391,13 @@ export class Runner {
     const challengeId = run.challengeId;
     let answer: string | undefined;
     try {
-      answer = store.transaction(() => store.challenges.takeAnswer(challengeId));
+      answer = await store.transaction(async () => ((await this.#holds(run)) ? store.challenges.takeAnswer(challengeId) : undefined));
     } catch (error) {
-      // Locked: the next watch tick tries again.
+      // Busy: the next wake-up tries again.
       if (!isBusy(error)) this.options.logger.error({ err: error, action_id: actionId }, "could not take the answer");
       return false;
     }
-    if (answer === undefined) return false;
+    if (answer === undefined || run.waiting !== waiting) return false;
     run.waiting = undefined;
     waiting.resolve(answer);
     return true;
@@ -393,9 +408,10 @@ export class Runner {
     const challengeId = run.challengeId;
     if (!challengeId) throw new Error("refuseAnswer called without a challenge");
     const refusals = await retryWhileBusy(() =>
-      store.transaction(() => {
-        const count = store.challenges.get(challengeId)!.refusals + 1;
-        store.challenges.update(challengeId, { refusals: count }, this.options.lifecycle.now());
+      store.transaction(async () => {
+        if (!(await this.#holds(run))) throw new ActionFailure("browser_error", "The action moved on while the answer was checked.");
+        const count = (await store.challenges.get(challengeId))!.refusals + 1;
+        await store.challenges.update(challengeId, { refusals: count }, this.options.lifecycle.now());
         return count;
       }),
     );
@@ -420,10 +436,13 @@ export class Runner {
    * context). True, and no action starts on the account until `releaseAccount`, when none
    * runs or waits now; false otherwise.
    */
-  holdAccount(accountId: string): boolean {
+  async holdAccount(accountId: string): Promise<boolean> {
     if (this.#heldAccounts.has(accountId) || this.#accountRunning(accountId)) return false;
-    if (this.options.lifecycle.store.actions.hasActive(accountId)) return false;
     this.#heldAccounts.add(accountId);
+    if (await this.options.lifecycle.store.actions.hasActive(accountId)) {
+      this.#heldAccounts.delete(accountId);
+      return false;
+    }
     return true;
   }
 
@@ -440,18 +459,20 @@ export class Runner {
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const timer of this.#timers) clearInterval(timer);
+    this.#stopWatching?.();
     clearTimeout(this.#pumpRetry);
+    await this.#pumping;
     const { lifecycle, logger } = this.options;
     const runs = [...this.#runs.values()];
     await Promise.all(
       runs.map(async (run) => {
         const id = run.action.id;
-        const requeued = await retryWhileBusy(() => lifecycle.requeue(id, ["running", "needs_input"], this.#mine), { giveUpAfterMs: 5_000 }).catch(() => false);
+        const requeued = await retryWhileBusy(() => lifecycle.requeue(id, ["running", "needs_input"], run.fence), { giveUpAfterMs: 5_000 }).catch(() => false);
         if (!requeued) {
           const finished = await Promise.race([run.done.then(() => true), sleep(this.options.stopGraceMs ?? 10_000).then(() => false)]);
           if (!finished) {
-            const message = `Interrupted: the service stopped while the action was running. ${this.#commitNote(id)}`;
-            await retryWhileBusy(() => lifecycle.finish(id, { status: "failed", code: "browser_error", message }, this.#mine), { giveUpAfterMs: 5_000 }).catch((error: unknown) =>
+            const message = `Interrupted: the service stopped while the action was running. ${await this.#commitNote(id)}`;
+            await retryWhileBusy(() => lifecycle.finish(id, { status: "failed", code: "browser_error", message }, run.fence), { giveUpAfterMs: 5_000 }).catch((error: unknown) =>
               logger.error({ err: error, action_id: id }, "could not record the interrupted action"),
             );
           }
@@ -460,9 +481,7 @@ export class Runner {
       }),
     );
     await Promise.allSettled(runs.map((run) => run.done));
-    if (this.#started) {
-      await retryWhileBusy(() => lifecycle.store.transaction(() => lifecycle.store.runners.expire(this.#id, this.#leaseNow)), { giveUpAfterMs: 5_000 }).catch(() => undefined);
-    }
+    if (this.#started) await retryWhileBusy(() => this.#lease.end(), { giveUpAfterMs: 5_000 }).catch(() => undefined);
   }
 }
 

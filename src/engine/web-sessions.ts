@@ -27,27 +27,27 @@ const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
  * Exchanges an API key for a session token (the cookie's value); the key itself is not kept.
  * Undefined when the key is not valid.
  */
-export function openWebSession(core: EngineCore, key: string): { token: string; expiresAt: string } | undefined {
-  const principal = authenticate(core.store, key.trim());
+export async function openWebSession(core: EngineCore, key: string): Promise<{ token: string; expiresAt: string } | undefined> {
+  const principal = await authenticate(core.store, key.trim());
   if (!principal?.keyId) return undefined;
   const token = randomToken(32);
   const now = core.lifecycle.clock.now();
   const expiresAt = new Date(now.getTime() + SESSION_IDLE_MS).toISOString();
-  core.store.transaction(() => core.store.webSessions.insert(token, { key_id: principal.keyId!, created_at: now.toISOString(), expires_at: expiresAt }));
+  await core.store.webSessions.insert(token, { key_id: principal.keyId, created_at: now.toISOString(), expires_at: expiresAt });
   return { token, expiresAt };
 }
 
 /** The session a cookie names, while it is unexpired and its key unrevoked; using it extends its idle deadline. */
-export function webSession(core: EngineCore, token: string): WebSession | undefined {
+export async function webSession(core: EngineCore, token: string): Promise<WebSession | undefined> {
   if (!TOKEN_SHAPE.test(token)) return undefined;
   const now = core.lifecycle.clock.now();
-  const record = core.store.webSessions.byToken(token, now.toISOString());
+  const record = await core.store.webSessions.byToken(token, now.toISOString());
   if (!record) return undefined;
   const end = Math.min(now.getTime() + SESSION_IDLE_MS, Date.parse(record.created_at) + SESSION_MAX_MS);
   let expiresAt = record.expires_at;
   if (now.getTime() - Date.parse(record.last_seen_at) >= TOUCH_EVERY_MS) {
     expiresAt = new Date(end).toISOString();
-    core.store.webSessions.touch(token, now.toISOString(), expiresAt);
+    await core.store.webSessions.touch(token, now.toISOString(), expiresAt);
   }
   return {
     principal: { workspaceId: record.workspace_id, keyId: record.key_id, role: record.role, accountIds: record.account_ids },
@@ -58,8 +58,8 @@ export function webSession(core: EngineCore, token: string): WebSession | undefi
   };
 }
 
-export function closeWebSession(core: EngineCore, token: string): void {
-  if (TOKEN_SHAPE.test(token)) core.store.webSessions.delete(token);
+export async function closeWebSession(core: EngineCore, token: string): Promise<void> {
+  if (TOKEN_SHAPE.test(token)) await core.store.webSessions.delete(token);
 }
 
 /** Whether `given` is the form token of the session `token`. */

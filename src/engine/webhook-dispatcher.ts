@@ -99,22 +99,23 @@ export class WebhookDispatcher {
 
   async #deliver(delivery: WebhookDeliveryRecord): Promise<Attempt | undefined> {
     const { store, clock } = this.parts;
-    const endpoint = store.webhooks.endpoint(delivery.endpoint_id);
-    const event = store.events.bySeq(delivery.event_seq);
+    const endpoint = await store.webhooks.endpoint(delivery.endpoint_id);
+    const event = await store.events.bySeq(delivery.event_seq);
     if (!endpoint || !event) return undefined;
-    const body = JSON.stringify(presentEvent({ store, publicUrl: this.parts.publicUrl() }, event));
+    const body = JSON.stringify(await presentEvent({ store, publicUrl: this.parts.publicUrl() }, event));
+    const signer = await this.#signer(endpoint.id);
     const sentAt = clock.now();
-    const signature = this.#signer(endpoint.id).sign(event.id, sentAt, body);
+    const signature = signer.sign(event.id, sentAt, body);
     const headers = { "webhook-id": event.id, "webhook-timestamp": String(Math.floor(sentAt.getTime() / 1000)), "webhook-signature": signature };
     const result = await postWebhook(endpoint.url, body, headers, { allowPrivate: this.options.allowPrivate, timeoutMs: this.options.timeoutMs ?? 10_000 });
     return { delivery, result };
   }
 
-  #signer(endpointId: string): Webhook {
+  async #signer(endpointId: string): Promise<Webhook> {
     let signer = this.#signers.get(endpointId);
     if (!signer) {
       if (this.#signers.size >= MAX_SIGNERS) this.#signers.clear();
-      signer = new Webhook(this.parts.store.webhooks.secret(endpointId));
+      signer = new Webhook(await this.parts.store.webhooks.secret(endpointId));
       this.#signers.set(endpointId, signer);
     }
     return signer;

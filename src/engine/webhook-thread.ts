@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type { Store } from "../store/index.js";
+import type { Store, StoreLocation } from "../store/index.js";
 import type { DispatcherOptions } from "./webhook-dispatcher.js";
 import type { Logger } from "./logger.js";
 import type { WorkerInput, WorkerMessage } from "./webhook-worker.js";
@@ -7,7 +7,7 @@ import { answerWrite, type WriteRequest } from "./webhook-writes.js";
 
 /** Where the delivery thread opens its own connection to the store (for reads: its writes are the main thread's). */
 export interface ThreadStore {
-  databaseFile: string;
+  location: StoreLocation;
   masterKey: Buffer;
 }
 
@@ -43,7 +43,7 @@ export class WebhookThread {
   start(): void {
     this.#stopping = false;
     const input: WorkerInput = {
-      databaseFile: this.store.databaseFile,
+      location: this.store.location,
       masterKey: this.store.masterKey,
       options: this.options,
       logLevel: this.logger.level,

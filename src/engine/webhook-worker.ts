@@ -5,15 +5,15 @@
  */
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
-import { parentPort, workerData } from "node:worker_threads";
-import { Sealer, Store, openDatabase } from "../store/index.js";
+import { parentPort, workerData, type MessagePort } from "node:worker_threads";
+import { Sealer, openStore, type StoreLocation } from "../store/index.js";
 import { systemClock } from "./clock.js";
 import { createLogger } from "./logger.js";
 import { WebhookDispatcher, type DispatcherOptions } from "./webhook-dispatcher.js";
 import { writeThrough } from "./webhook-writes.js";
 
 export interface WorkerInput {
-  databaseFile: string;
+  location: StoreLocation;
   masterKey: Uint8Array;
   options: DispatcherOptions;
   logLevel: string;
@@ -34,14 +34,13 @@ function lowerPriority(): void {
   }
 }
 
-if (parentPort) {
-  const port = parentPort;
-  const input = workerData as WorkerInput;
+async function run(port: MessagePort, input: WorkerInput): Promise<void> {
   lowerPriority();
-  const store = new Store(openDatabase(input.databaseFile), new Sealer(Buffer.from(input.masterKey)));
+  const store = await openStore(input.location, new Sealer(Buffer.from(input.masterKey)));
   // A thread starved of CPU must never hold the write lock the requests wait for (priority
-  // inversion): SQLite itself refuses any write on this connection; reads never block the writer in WAL mode.
-  store.db.pragma("query_only = ON");
+  // inversion): on SQLite, SQLite itself refuses any write on this connection; reads never block
+  // the writer in WAL mode. (PostgreSQL has no single write lock; the writes still go to the main thread.)
+  store.sqlite?.pragma("query_only = ON");
   let publicUrl = input.publicUrl;
   const parts = { store, write: writeThrough(port), clock: systemClock, logger: createLogger(input.logLevel), publicUrl: () => publicUrl };
   const dispatcher = new WebhookDispatcher(parts, input.options);
@@ -50,9 +49,18 @@ if (parentPort) {
     if (message.type === "kick") dispatcher.kick();
     else if (message.type === "public-url") publicUrl = message.url;
     else if (message.type === "stop")
-      void dispatcher.stop().finally(() => {
-        store.close();
-        port.close();
-      });
+      void dispatcher
+        .stop()
+        .then(() => store.close())
+        .finally(() => port.close());
+  });
+}
+
+if (parentPort) {
+  const port = parentPort;
+  run(port, workerData as WorkerInput).catch((error: unknown) => {
+    // The thread ends; the engine's WebhookThread starts it again.
+    console.error(`webhook delivery thread: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
   });
 }

@@ -1,5 +1,5 @@
 import type { MessagePort } from "node:worker_threads";
-import { retryWhileBusy } from "../store/busy.js";
+import { retryWhileBusy } from "../store/index.js";
 import type { Store, WebhookDeliveryRecord } from "../store/index.js";
 import type { AttemptResult } from "./webhook-target.js";
 
@@ -14,21 +14,20 @@ export const DISABLE_AFTER_MS = 72 * 60 * 60 * 1000;
 export type Attempt = { delivery: WebhookDeliveryRecord; result: AttemptResult };
 
 /**
- * Every write webhook delivery makes, each one short synchronous transaction on the store it is
- * given: the dispatcher's claims (a lease, so several processes share the work) and the outcomes
+ * Every write webhook delivery makes, each one short transaction on the store it is given: the dispatcher's claims (a lease, so several processes share the work) and the outcomes
  * of its attempts. Times are the dispatcher's (its clock), passed in as ISO strings.
  */
 export const DELIVERY_WRITES = {
-  claim: (store: Store, input: { runnerId: string; now: string; leaseUntil: string; limit: number }): WebhookDeliveryRecord[] =>
+  claim: (store: Store, input: { runnerId: string; now: string; leaseUntil: string; limit: number }): Promise<WebhookDeliveryRecord[]> =>
     store.transaction(() => store.webhooks.claimDue(input.now, input.runnerId, input.leaseUntil, input.limit)),
-  record: (store: Store, input: { runnerId: string; now: string; retryDelaysMs: readonly number[] | undefined; attempts: readonly Attempt[] }): void =>
+  record: (store: Store, input: { runnerId: string; now: string; retryDelaysMs: readonly number[] | undefined; attempts: readonly Attempt[] }): Promise<void> =>
     store.transaction(() => recordAttempts(store, input)),
 };
 
 type Writes = typeof DELIVERY_WRITES;
 export type WriteName = keyof Writes;
 export type WriteInput<N extends WriteName> = Parameters<Writes[N]>[1];
-export type WriteOutput<N extends WriteName> = ReturnType<Writes[N]>;
+export type WriteOutput<N extends WriteName> = Awaited<ReturnType<Writes[N]>>;
 
 /** How the dispatcher has its writes done: on its own connection, or by the main thread for the delivery thread. */
 export type DeliveryWriter = <N extends WriteName>(name: N, input: WriteInput<N>) => Promise<WriteOutput<N>>;
@@ -36,7 +35,7 @@ export type DeliveryWriter = <N extends WriteName>(name: N, input: WriteInput<N>
 /** Writes on `store`'s connection; a lock held by another program is waited out between turns of the event loop. */
 export function writeHere(store: Store): DeliveryWriter {
   return <N extends WriteName>(name: N, input: WriteInput<N>) => {
-    const write = DELIVERY_WRITES[name] as (store: Store, input: WriteInput<N>) => WriteOutput<N>;
+    const write = DELIVERY_WRITES[name] as (store: Store, input: WriteInput<N>) => Promise<WriteOutput<N>>;
     return retryWhileBusy(() => write(store, input));
   };
 }
@@ -75,25 +74,31 @@ export function writeThrough(port: MessagePort): DeliveryWriter {
 }
 
 /** Each attempt's outcome: delivered, or retried after the next delay (given up after 3 days); the endpoint's health with it. */
-function recordAttempts(store: Store, input: WriteInput<"record">): void {
+async function recordAttempts(store: Store, input: WriteInput<"record">): Promise<void> {
   const now = Date.parse(input.now);
   const delays = input.retryDelaysMs ?? RETRY_DELAYS_MS;
   for (const { delivery, result } of input.attempts) {
     const status = "status" in result ? result.status : undefined;
     const error = "error" in result ? result.error : undefined;
     if (status !== undefined && status >= 200 && status < 300) {
-      store.webhooks.recordAttempt(delivery.id, input.runnerId, { state: "succeeded", status, error: undefined, nextAttemptAt: input.now, now: input.now });
-      store.webhooks.markHealthy(delivery.endpoint_id);
+      await store.webhooks.recordAttempt(delivery.id, input.runnerId, { state: "succeeded", status, error: undefined, nextAttemptAt: input.now, now: input.now });
+      await store.webhooks.markHealthy(delivery.endpoint_id);
       continue;
     }
     const givenUp = now - Date.parse(delivery.created_at) >= GIVE_UP_AFTER_MS;
     const delay = delays[Math.min(delivery.attempts, delays.length - 1)]!;
-    store.webhooks.recordAttempt(delivery.id, input.runnerId, { state: givenUp ? "failed" : "pending", status, error, nextAttemptAt: new Date(now + delay).toISOString(), now: input.now });
-    store.webhooks.markFailing(delivery.endpoint_id, input.now);
-    const endpoint = store.webhooks.endpoint(delivery.endpoint_id);
+    await store.webhooks.recordAttempt(delivery.id, input.runnerId, {
+      state: givenUp ? "failed" : "pending",
+      status,
+      error,
+      nextAttemptAt: new Date(now + delay).toISOString(),
+      now: input.now,
+    });
+    await store.webhooks.markFailing(delivery.endpoint_id, input.now);
+    const endpoint = await store.webhooks.endpoint(delivery.endpoint_id);
     if (endpoint?.failing_since && !endpoint.disabled_at && now - Date.parse(endpoint.failing_since) >= DISABLE_AFTER_MS) {
       const reason = `Every delivery since ${endpoint.failing_since} failed (last: ${status !== undefined ? `HTTP ${status}` : error}).`;
-      store.webhooks.disable(endpoint.id, reason, input.now);
+      await store.webhooks.disable(endpoint.id, reason, input.now);
     }
   }
 }

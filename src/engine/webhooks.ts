@@ -28,14 +28,13 @@ export async function createWebhook(core: EngineCore, principal: Principal, inpu
     account_ids: principal.accountIds ? [...principal.accountIds] : undefined,
     created_at: core.lifecycle.now(),
   };
-  core.store.transaction(() => core.store.webhooks.insertEndpoint(endpoint, secret));
-  return { ...presentWebhook(core.store.webhooks.endpoint(endpoint.id)!), secret };
+  await core.store.webhooks.insertEndpoint(endpoint, secret);
+  return { ...presentWebhook((await core.store.webhooks.endpoint(endpoint.id))!), secret };
 }
 
-export function listWebhooks(core: EngineCore, principal: Principal): PublicWebhook[] {
+export async function listWebhooks(core: EngineCore, principal: Principal): Promise<PublicWebhook[]> {
   requirePermission(principal, "manage_webhooks");
-  return core.store.webhooks
-    .endpoints(principal.workspaceId)
+  return (await core.store.webhooks.endpoints(principal.workspaceId))
     .filter((endpoint) => withinAllowList(principal, endpoint))
     .map(presentWebhook);
 }
@@ -46,44 +45,49 @@ function withinAllowList(principal: Principal, endpoint: WebhookEndpointRecord):
   return !allowed || (endpoint.account_ids !== undefined && endpoint.account_ids.every((id) => allowed.includes(id)));
 }
 
-export function deleteWebhook(core: EngineCore, principal: Principal, id: string): void {
-  const endpoint = visibleEndpoint(core, principal, id);
-  core.store.transaction(() => core.store.webhooks.deleteEndpoint(endpoint.id));
+export async function deleteWebhook(core: EngineCore, principal: Principal, id: string): Promise<void> {
+  const endpoint = await visibleEndpoint(core, principal, id);
+  await core.store.webhooks.deleteEndpoint(endpoint.id);
 }
 
-export function listDeliveries(core: EngineCore, principal: Principal, id: string, options: { limit: number; cursor?: string | undefined }): { data: PublicWebhookDelivery[]; next_cursor?: string } {
-  const endpoint = visibleEndpoint(core, principal, id);
+export async function listDeliveries(
+  core: EngineCore,
+  principal: Principal,
+  id: string,
+  options: { limit: number; cursor?: string | undefined },
+): Promise<{ data: PublicWebhookDelivery[]; next_cursor?: string }> {
+  const endpoint = await visibleEndpoint(core, principal, id);
   const before = options.cursor === undefined ? undefined : Number(options.cursor);
   if (before !== undefined && !Number.isSafeInteger(before)) throw new AppError("invalid_request", "cursor is not one this list gave.", { cursor: options.cursor });
-  const rows = core.store.webhooks.deliveries(endpoint.id, options.limit + 1, before);
+  const rows = await core.store.webhooks.deliveries(endpoint.id, options.limit + 1, before);
   const page = rows.slice(0, options.limit);
   return { data: page.map(presentDelivery), ...(rows.length > options.limit ? { next_cursor: String(page.at(-1)!.event_seq) } : {}) };
 }
 
 /** Sends a delivery again now, whatever its state; an endpoint disabled for failing is not re-enabled by it. */
-export function retryDelivery(core: EngineCore, principal: Principal, endpointId: string, deliveryId: string): PublicWebhookDelivery {
-  const endpoint = visibleEndpoint(core, principal, endpointId);
-  const delivery = core.store.webhooks.delivery(deliveryId);
+export async function retryDelivery(core: EngineCore, principal: Principal, endpointId: string, deliveryId: string): Promise<PublicWebhookDelivery> {
+  const endpoint = await visibleEndpoint(core, principal, endpointId);
+  const delivery = await core.store.webhooks.delivery(deliveryId);
   if (!delivery || delivery.endpoint_id !== endpoint.id) throw new AppError("not_found", "No such delivery.", { delivery_id: deliveryId });
   if (endpoint.disabled_at) throw new AppError("conflict", `The endpoint is disabled (${endpoint.disabled_reason ?? "failing"}): create it again to receive events.`);
-  core.store.transaction(() => core.store.webhooks.retry(delivery.id, core.lifecycle.now()));
-  return presentDelivery(core.store.webhooks.delivery(delivery.id)!);
+  await core.store.webhooks.retry(delivery.id, core.lifecycle.now());
+  return presentDelivery((await core.store.webhooks.delivery(delivery.id))!);
 }
 
 /** The public JSON of an event, its challenge's live link rebuilt from the sealed token. */
-export function presentEvent(core: Pick<EngineCore, "store" | "publicUrl">, event: EventRecord): PublicEvent {
+export async function presentEvent(core: Pick<EngineCore, "store" | "publicUrl">, event: EventRecord): Promise<PublicEvent> {
   const data = structuredClone(event.data);
   const challenge = data.challenge as Record<string, unknown> | undefined;
   if (challenge && event.challenge_id) {
-    const action = core.store.actions.get(event.subject_id);
-    if (action) challenge.sign_in_url = signInUrl(core, action, event.challenge_id);
+    const action = await core.store.actions.get(event.subject_id);
+    if (action) challenge.sign_in_url = await signInUrl(core, action, event.challenge_id);
   }
   return { id: event.id, type: event.type, created_at: event.created_at, data };
 }
 
-function visibleEndpoint(core: EngineCore, principal: Principal, id: string): WebhookEndpointRecord {
+async function visibleEndpoint(core: EngineCore, principal: Principal, id: string): Promise<WebhookEndpointRecord> {
   requirePermission(principal, "manage_webhooks");
-  const endpoint = core.store.webhooks.endpoint(id);
+  const endpoint = await core.store.webhooks.endpoint(id);
   if (!endpoint || endpoint.workspace_id !== principal.workspaceId) throw new AppError("not_found", "No such webhook.", { webhook_id: id });
   if (!withinAllowList(principal, endpoint)) throw new AppError("forbidden", "This key may not manage a webhook that reaches accounts outside its allow-list.", { webhook_id: id });
   return endpoint;

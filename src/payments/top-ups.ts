@@ -87,7 +87,7 @@ export class TopUps {
     if (typeof parsed === "string") return this.#required(credits, parsed);
 
     if (idempotencyKey === undefined) return this.#pay(principal, credits, parsed);
-    const replay = this.#beginKey(principal, idempotencyKey, { credits, payment: sha256(signature) });
+    const replay = await this.#beginKey(principal, idempotencyKey, { credits, payment: sha256(signature) });
     if (replay) return replay;
     let outcome: TopUpOutcome | undefined;
     try {
@@ -97,9 +97,7 @@ export class TopUps {
       const { store } = this.core;
       const workspaceId = principal.workspaceId;
       // Only a settled top-up is kept under the key; anything else created nothing and frees it.
-      await retryWhileBusy(() =>
-        store.transaction(() => (outcome?.kind === "settled" ? store.idempotency.complete(workspaceId, idempotencyKey) : store.idempotency.forget(workspaceId, idempotencyKey))),
-      );
+      await retryWhileBusy(() => (outcome?.kind === "settled" ? store.idempotency.complete(workspaceId, idempotencyKey) : store.idempotency.forget(workspaceId, idempotencyKey)));
     }
   }
 
@@ -115,7 +113,7 @@ export class TopUps {
     // (it timed out, and its settlement may have gone through meanwhile).
     const { store, runner, lifecycle } = this.core;
     const ownBefore = new Date(lifecycle.clock.now().getTime() - 2 * this.config.timeoutMs).toISOString();
-    const stranded = store.payments.stranded(leaseNow(), { runnerId: runner.runnerId, before: ownBefore }).filter((payment) => !this.#inFlight.has(payment.id));
+    const stranded = (await store.payments.stranded(leaseNow(), { runnerId: runner.runnerId, before: ownBefore })).filter((payment) => !this.#inFlight.has(payment.id));
     for (const payment of stranded) {
       try {
         const outcome = await this.#resume(payment);
@@ -153,10 +151,10 @@ export class TopUps {
   }
 
   /** Replays a settled top-up under the key, or claims the key; undefined when this request goes on. */
-  #beginKey(principal: Principal, key: string, request: unknown): TopUpOutcome | undefined {
+  #beginKey(principal: Principal, key: string, request: unknown): Promise<TopUpOutcome | undefined> {
     const { store } = this.core;
-    return claimKey(this.core, principal.workspaceId, key, requestHash({ top_up: request }), (record) => {
-      const payment = record.payment_id === undefined ? undefined : store.payments.get(record.payment_id);
+    return claimKey(this.core, principal.workspaceId, key, requestHash({ top_up: request }), async (record) => {
+      const payment = record.payment_id === undefined ? undefined : await store.payments.get(record.payment_id);
       if (payment?.status === "settled") return this.#settled(payment, true);
       // A process that died left the key to a payment that ended without credit: the key is free again.
       if (payment?.status !== "failed") throw keyInFlight(key);
@@ -172,8 +170,8 @@ export class TopUps {
   ): Promise<TopUpOutcome> {
     const { store, lifecycle, runner } = this.core;
     const { payload, requirements } = parsed;
-    const claim = store.transaction(() => {
-      const claimed = store.payments.claim({
+    const claim = await store.transaction(async () => {
+      const claimed = await store.payments.claim({
         id: newId("pay"),
         workspace_id: principal.workspaceId,
         network: requirements.network,
@@ -187,7 +185,7 @@ export class TopUps {
         now: lifecycle.now(),
       });
       // The key answers for this payment from now on, even if this process dies before it settles.
-      if (claimed.claimed && idempotencyKey !== undefined) store.idempotency.attachPayment(principal.workspaceId, idempotencyKey, claimed.payment.id);
+      if (claimed.claimed && idempotencyKey !== undefined) await store.idempotency.attachPayment(principal.workspaceId, idempotencyKey, claimed.payment.id);
       return claimed;
     });
     const payment = claim.payment;
@@ -198,7 +196,7 @@ export class TopUps {
       // Verifying or settling: another request's, unless the process that held it is gone.
       const stranded =
         !this.#inFlight.has(payment.id) &&
-        (payment.runner_id === runner.runnerId || store.payments.stranded(leaseNow()).some((candidate) => candidate.id === payment.id));
+        (payment.runner_id === runner.runnerId || (await store.payments.stranded(leaseNow())).some((candidate) => candidate.id === payment.id));
       if (!stranded) throw new AppError("conflict", "This payment is being verified and settled by another request; send it again in a few seconds to see the outcome.", { payment_id: payment.id });
       const resumed = await this.#resume(payment);
       if (resumed?.kind === "settled" && payment.workspace_id === principal.workspaceId) return resumed;
@@ -220,8 +218,8 @@ export class TopUps {
    */
   async #verifyThenSettle(payment: PaymentRecord, payload: PaymentPayload, requirements: PaymentRequirements, failUnanswered: boolean): Promise<TopUpOutcome> {
     const { store, lifecycle } = this.core;
-    const verified = await this.#ask("verify", () => this.#facilitator!.verify(payload, requirements)).catch((error: unknown) => {
-      if (failUnanswered) this.#fail(payment.id, (error as Error).message);
+    const verified = await this.#ask("verify", () => this.#facilitator!.verify(payload, requirements)).catch(async (error: unknown) => {
+      if (failUnanswered) await this.#fail(payment.id, (error as Error).message);
       throw error;
     });
     const refusal = !verified.isValid
@@ -230,10 +228,10 @@ export class TopUps {
         ? "The facilitator names another payer than the authorization's signer."
         : undefined;
     if (refusal) {
-      this.#fail(payment.id, refusal);
+      await this.#fail(payment.id, refusal);
       return this.#required(payment.credits, refusal);
     }
-    await retryWhileBusy(() => store.transaction(() => store.payments.markSettling(payment.id, lifecycle.now())));
+    await retryWhileBusy(() => store.payments.markSettling(payment.id, lifecycle.now()));
     return this.#settle(payment, payload, requirements, false);
   }
 
@@ -244,11 +242,11 @@ export class TopUps {
    */
   async #resume(payment: PaymentRecord): Promise<TopUpOutcome | undefined> {
     const { store, lifecycle, runner } = this.core;
-    const text = store.payments.payload(payment.id);
+    const text = await store.payments.payload(payment.id);
     if (text === undefined) return undefined;
     this.#inFlight.add(payment.id);
     try {
-      store.transaction(() => store.payments.takeOver(payment.id, runner.runnerId, lifecycle.now()));
+      await store.payments.takeOver(payment.id, runner.runnerId, lifecycle.now());
       const payload = JSON.parse(text) as PaymentPayload;
       const requirements = this.requirements(payment.credits);
       if (payment.status === "verifying") return await this.#verifyThenSettle(payment, payload, requirements, false);
@@ -283,7 +281,7 @@ export class TopUps {
         const onChain = await this.#fromChain(payment, rpcUrl);
         if (typeof onChain === "object") return onChain;
         if (onChain === "unused") {
-          this.#fail(payment.id, reason);
+          await this.#fail(payment.id, reason);
           return this.#required(payment.credits, reason);
         }
       }
@@ -292,7 +290,7 @@ export class TopUps {
         logger.error({ payment_id: payment.id, reason }, "a resumed settlement was refused; the payment needs an operator's check against the chain");
         return this.#required(payment.credits, `${reason} An earlier attempt may have settled it; it is kept for an operator's check.`);
       }
-      this.#fail(payment.id, reason);
+      await this.#fail(payment.id, reason);
       return this.#required(payment.credits, reason);
     }
     return this.#credit(payment, settlement);
@@ -311,22 +309,22 @@ export class TopUps {
   async #credit(payment: PaymentRecord, settlement: SettleResponse): Promise<TopUpOutcome> {
     const { store, lifecycle, logger } = this.core;
     const credited = await retryWhileBusy(() =>
-      store.transaction(() => {
+      store.transaction(async () => {
         const now = lifecycle.now();
-        if (!store.payments.markSettled(payment.id, settlement.transaction, now)) return false;
-        store.ledger.append({ workspace_id: payment.workspace_id, kind: "top_up", amount: payment.credits, reference: `x402:${payment.id}`, created_at: now });
+        if (!(await store.payments.markSettled(payment.id, settlement.transaction, now))) return false;
+        await store.ledger.append({ workspace_id: payment.workspace_id, kind: "top_up", amount: payment.credits, reference: `x402:${payment.id}`, created_at: now });
         return true;
       }),
     );
     if (credited) logger.info({ payment_id: payment.id, credits: payment.credits, transaction: settlement.transaction }, "top-up credited");
-    return this.#settled(store.payments.get(payment.id)!, false, settlement);
+    return this.#settled((await store.payments.get(payment.id))!, false, settlement);
   }
 
-  #settled(payment: PaymentRecord, replayed: boolean, settlement?: SettleResponse): TopUpOutcome {
+  async #settled(payment: PaymentRecord, replayed: boolean, settlement?: SettleResponse): Promise<TopUpOutcome> {
     const { store } = this.core;
     return {
       kind: "settled",
-      balance: store.ledger.balance(payment.workspace_id),
+      balance: await store.ledger.balance(payment.workspace_id),
       credited: payment.credits,
       transaction: payment.transaction_hash!,
       settlement: settlement ?? { success: true, transaction: payment.transaction_hash!, network: payment.network as `${string}:${string}`, payer: payment.payer },
@@ -334,9 +332,9 @@ export class TopUps {
     };
   }
 
-  #fail(paymentId: string, reason: string): void {
+  async #fail(paymentId: string, reason: string): Promise<void> {
     const { store, lifecycle } = this.core;
-    store.transaction(() => store.payments.markFailed(paymentId, reason, lifecycle.now()));
+    await store.payments.markFailed(paymentId, reason, lifecycle.now());
   }
 
   /** One facilitator call; an error that is not the facilitator's answer becomes a 503 naming it. */

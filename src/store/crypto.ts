@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, hash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { makePrivate } from "./database.js";
+import { makePrivate } from "./adapters/sqlite-file.js";
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;

@@ -1,6 +1,10 @@
-import type { Db } from "./database.js";
 import type { Sealer } from "./crypto.js";
-import { ReadCache } from "./read-cache.js";
+import type { Dialect, StoreAdapter, TransactionOptions } from "./adapter.js";
+import type { ChangeFeed } from "./change-feed.js";
+import { PostgresAdapter } from "./adapters/postgres.js";
+import { SqliteAdapter } from "./adapters/sqlite.js";
+import type { Db } from "./adapters/sqlite-file.js";
+import { Queries } from "./queries.js";
 import { AccountRepository } from "./repositories/accounts.js";
 import { ActionRepository } from "./repositories/actions.js";
 import { ChallengeRepository } from "./repositories/challenges.js";
@@ -15,9 +19,22 @@ import { EventRepository } from "./repositories/events.js";
 import { FeedbackRepository } from "./repositories/feedback.js";
 import { WebhookRepository } from "./repositories/webhooks.js";
 import { WorkspaceRepository } from "./repositories/workspaces.js";
+import { RateLimitRepository } from "./repositories/rate-limits.js";
 
-export { openDatabase, type Db } from "./database.js";
-export { isBusy, retryWhileBusy } from "./busy.js";
+export { openDatabase, type Db } from "./adapters/sqlite-file.js";
+export { isBusy, retryWhileBusy } from "./adapters/busy.js";
+export type { Dialect, StoreAdapter } from "./adapter.js";
+export { SqliteAdapter } from "./adapters/sqlite.js";
+export { PostgresAdapter, migratePostgres } from "./adapters/postgres.js";
+
+/** Where the store lives: the data dir's SQLite file, or a PostgreSQL database (`ACTION_SERVICE_DATABASE_URL`). */
+export type StoreLocation = { sqliteFile: string } | { databaseUrl: string };
+
+/** Opens the database (applying pending migrations) and the store over it. */
+export async function openStore(location: StoreLocation, sealer: Sealer): Promise<Store> {
+  const adapter = "databaseUrl" in location ? await PostgresAdapter.open(location.databaseUrl) : SqliteAdapter.open(location.sqliteFile);
+  return new Store(adapter, sealer);
+}
 export { Sealer, loadMasterKey, randomToken, sha256 } from "./crypto.js";
 export type * from "./records.js";
 export type { SignInLinkRecord } from "./repositories/sign-in-links.js";
@@ -31,6 +48,7 @@ export type { WebhookDeliveryRecord, WebhookEndpointRecord, DeliveryState } from
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */
 export class Store {
+  readonly #queries: Queries;
   readonly workspaces: WorkspaceRepository;
   readonly accounts: AccountRepository;
   readonly actions: ActionRepository;
@@ -45,43 +63,66 @@ export class Store {
   readonly events: EventRepository;
   readonly webhooks: WebhookRepository;
   readonly feedback: FeedbackRepository;
+  readonly rateLimits: RateLimitRepository;
 
   constructor(
-    readonly db: Db,
+    readonly adapter: StoreAdapter,
     /** Seals values with the master key (rows' secrets; tokens handed to clients, see `engine/client-tokens.ts`). */
     readonly sealer: Sealer,
   ) {
-    const cache = new ReadCache(db);
-    this.workspaces = new WorkspaceRepository(db, cache);
-    this.accounts = new AccountRepository(db, sealer);
-    this.actions = new ActionRepository(db, cache);
-    this.challenges = new ChallengeRepository(db, sealer);
-    this.ledger = new LedgerRepository(db);
-    this.idempotency = new IdempotencyRepository(db);
-    this.signInLinks = new SignInLinkRepository(db);
-    this.totpSteps = new TotpStepRepository(db);
-    this.runners = new RunnerRepository(db);
-    this.payments = new PaymentRepository(db, sealer);
-    this.webSessions = new WebSessionRepository(db);
-    this.events = new EventRepository(db);
-    this.webhooks = new WebhookRepository(db, sealer);
-    this.feedback = new FeedbackRepository(db, sealer);
+    const q = (this.#queries = new Queries(adapter));
+    this.workspaces = new WorkspaceRepository(q);
+    this.accounts = new AccountRepository(q, sealer);
+    this.actions = new ActionRepository(q);
+    this.challenges = new ChallengeRepository(q, sealer);
+    this.ledger = new LedgerRepository(q);
+    this.idempotency = new IdempotencyRepository(q);
+    this.signInLinks = new SignInLinkRepository(q);
+    this.totpSteps = new TotpStepRepository(q);
+    this.runners = new RunnerRepository(q);
+    this.payments = new PaymentRepository(q, sealer);
+    this.webSessions = new WebSessionRepository(q);
+    this.events = new EventRepository(q);
+    this.webhooks = new WebhookRepository(q, sealer);
+    this.feedback = new FeedbackRepository(q, sealer);
+    this.rateLimits = new RateLimitRepository(q);
+  }
+
+  get dialect(): Dialect {
+    return this.adapter.dialect;
+  }
+
+  /** The SQLite connection itself, for what only SQLite has (a backup, a pragma); undefined on PostgreSQL. */
+  get sqlite(): Db | undefined {
+    return this.adapter instanceof SqliteAdapter ? this.adapter.connection : undefined;
   }
 
   /**
-   * Changes whenever another connection (another process) has committed: a cheap way to
-   * notice answers, cancels and new actions written elsewhere.
+   * Runs `work` in one transaction: everything it writes through the store, awaited or called
+   * from it, commits together or not at all (a transaction inside another is a savepoint). On
+   * PostgreSQL it may run more than once (a serialization conflict): it must only touch the store.
    */
-  dataVersion(): number {
-    return this.db.pragma("data_version", { simple: true }) as number;
+  transaction<T>(work: () => Promise<T>, options?: TransactionOptions): Promise<T> {
+    return this.#queries.transaction(work, options);
   }
 
-  /** Runs `work` in an IMMEDIATE transaction (nested calls become savepoints). */
-  transaction<T>(work: () => T): T {
-    return this.db.transaction(work).immediate();
+  /** Wake-ups for what other processes commit (answers, cancels, new actions, events). */
+  get changes(): ChangeFeed {
+    return this.adapter.changes;
   }
 
-  close(): void {
-    this.db.close();
+  /** The newest migration applied. */
+  async schemaVersion(): Promise<number> {
+    const row = await this.adapter.db.selectFrom("schema_migrations").select((eb) => eb.fn.max("version").as("version")).executeTakeFirst();
+    return Number(row?.version ?? 0);
+  }
+
+  /** Whether this asynchronous context is inside a transaction. */
+  get inTransaction(): boolean {
+    return this.#queries.inTransaction;
+  }
+
+  close(): Promise<void> {
+    return this.adapter.close();
   }
 }

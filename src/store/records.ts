@@ -54,6 +54,8 @@ export interface ActionRecord {
   cost: number;
   held: boolean;
   runner_id: string | undefined;
+  /** The fencing number: grows each time the action is claimed (DESIGN §11). */
+  lease: number;
   /** When the driver reached the commit point (about to do what cannot be undone). */
   committed_at: string | undefined;
   created_at: string;

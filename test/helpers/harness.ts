@@ -8,13 +8,17 @@ import type { X402Config } from "../../src/config.js";
 import type { KeyRole } from "../../src/domain/keys.js";
 import { Engine, type EngineOptions } from "../../src/engine/engine.js";
 import type { ActionExecutor } from "../../src/engine/executor.js";
-import { Sealer, Store, openDatabase } from "../../src/store/index.js";
+import { Sealer, Store, openStore, type StoreLocation } from "../../src/store/index.js";
+import { testStoreLocation } from "./database.js";
 import { FakeClock } from "./clock.js";
 import { SCRIPTED_PLATFORM, ScriptedExecutor } from "./scripted-executor.js";
 
 export interface Harness {
   dir: string;
+  /** The SQLite file (unused under test:postgres: see `location`). */
   dbFile: string;
+  /** Where the store lives, to open it again after `stop()`. */
+  location: StoreLocation;
   masterKey: Buffer;
   clock: FakeClock;
   store: Store;
@@ -25,7 +29,7 @@ export interface Harness {
   adminKey: string;
   workspaceId: string;
   request(method: string, path: string, options?: { key?: string | null; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<TestResponse>;
-  key(role: KeyRole, options?: { accountIds?: string[]; workspace?: string }): string;
+  key(role: KeyRole, options?: { accountIds?: string[]; workspace?: string }): Promise<string>;
   /** Stops the engine and closes the database, keeping the file (for restart tests). */
   stop(): Promise<void>;
   /** Removes the data dir. */
@@ -48,6 +52,8 @@ export interface HarnessOptions {
   clock?: FakeClock;
   /** Skips creating the first workspace (for restart tests reusing a data dir). */
   adminKey?: string;
+  /** The store to open again (restart tests): by default a fresh one in `dir` (or on the test PostgreSQL). */
+  location?: StoreLocation;
 }
 
 /**
@@ -70,13 +76,17 @@ export const UNREACHABLE_X402: X402Config = {
   timeoutMs: 2_000,
 };
 
-/** A real SQLite file in a temp dir, the real engine and the real Hono app; only the platform is scripted. */
-export function createHarness(options: HarnessOptions = {}): Harness {
+/**
+ * A real store (a SQLite file in a temp dir, or a fresh PostgreSQL database under `npm run
+ * test:postgres`), the real engine and the real Hono app; only the platform is scripted.
+ */
+export async function createHarness(options: HarnessOptions = {}): Promise<Harness> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "action-service-test-"));
   const dbFile = join(dir, "action-service.db");
   const masterKey = options.masterKey ?? randomBytes(32);
   const clock = options.clock ?? new FakeClock();
-  const store = new Store(openDatabase(dbFile), new Sealer(masterKey));
+  const location = options.location ?? (await testStoreLocation(dir));
+  const store = await openStore(location, new Sealer(masterKey));
   const executor = options.executor ?? new ScriptedExecutor();
   const engine = new Engine({
     store,
@@ -89,13 +99,15 @@ export function createHarness(options: HarnessOptions = {}): Harness {
     x402: UNREACHABLE_X402,
     ...options.engine,
   });
-  const adminKey = options.adminKey ?? engine.bootstrap()!.key;
-  engine.start();
+  const adminKey = options.adminKey ?? (await engine.bootstrap())!.key;
+  await engine.start();
   const app = createApp({ engine, clock, ...options.app });
-  const workspaceId = engine.authenticate(adminKey)!.workspaceId;
+  const workspaceId = (await engine.authenticate(adminKey))!.workspaceId;
+  let closed = false;
   return {
     dir,
     dbFile,
+    location,
     masterKey,
     clock,
     store,
@@ -113,16 +125,18 @@ export function createHarness(options: HarnessOptions = {}): Harness {
       const raw = await response.text();
       return { status: response.status, headers: response.headers, raw, json: jsonOrUndefined(raw) };
     },
-    key(role, { accountIds, workspace } = {}) {
-      return engine.issueKey({ role, accountIds, workspaceName: workspace }).key;
+    async key(role, { accountIds, workspace } = {}) {
+      return (await engine.issueKey({ role, accountIds, workspaceName: workspace })).key;
     },
     async stop() {
       await engine.stop();
-      store.close();
+      closed = true;
+      await store.close();
     },
     async destroy() {
       await engine.stop().catch(() => undefined);
-      if (store.db.open) store.close();
+      if (!closed) await store.close();
+      closed = true;
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -1,5 +1,6 @@
-import type { Db } from "../database.js";
+import { sql } from "kysely";
 import type { Sealer } from "../crypto.js";
+import type { Queries } from "../queries.js";
 import type { AccountRecord, AccountStatus } from "../records.js";
 import { orUndefined } from "../records.js";
 
@@ -11,21 +12,36 @@ interface AccountRow {
   has_password: number;
   has_totp_secret: number;
   has_session: number;
-  status: AccountStatus;
+  status: string;
   profile: string | null;
   last_totp_step: number | null;
   created_at: string;
   updated_at: string;
 }
 
-const COLUMNS = `id, workspace_id, platform, username, password_sealed IS NOT NULL AS has_password,
-  totp_sealed IS NOT NULL AS has_totp_secret, session_sealed IS NOT NULL AS has_session,
-  status, profile, last_totp_step, created_at, updated_at`;
+/** Whether a sealed column holds a value: 1 or 0 from either database. */
+const held = (column: "password_sealed" | "totp_sealed" | "session_sealed") => sql<number>`case when ${sql.ref(column)} is null then 0 else 1 end`;
+
+const COLUMNS = [
+  "id",
+  "workspace_id",
+  "platform",
+  "username",
+  held("password_sealed").as("has_password"),
+  held("totp_sealed").as("has_totp_secret"),
+  held("session_sealed").as("has_session"),
+  "status",
+  "profile",
+  "last_totp_step",
+  "created_at",
+  "updated_at",
+] as const;
 
 function toAccount(row: AccountRow): AccountRecord {
   const profile = orUndefined(row.profile);
   return {
     ...row,
+    status: row.status as AccountStatus,
     has_password: row.has_password === 1,
     has_totp_secret: row.has_totp_secret === 1,
     has_session: row.has_session === 1,
@@ -36,68 +52,80 @@ function toAccount(row: AccountRow): AccountRecord {
 
 /** The sealed secret columns and what each holds. */
 export type AccountSecret = "password" | "totp_secret" | "session";
-const SECRET_COLUMN: Record<AccountSecret, string> = {
+const SECRET_COLUMN = {
   password: "password_sealed",
   totp_secret: "totp_sealed",
   session: "session_sealed",
-};
+} as const satisfies Record<AccountSecret, string>;
 
 export class AccountRepository {
   constructor(
-    private readonly db: Db,
+    private readonly q: Queries,
     private readonly sealer: Sealer,
   ) {}
 
-  insert(account: { id: string; workspace_id: string; platform: string; username: string; created_at: string }): void {
-    this.db
-      .prepare(
-        `INSERT INTO accounts (id, workspace_id, platform, username, created_at, updated_at)
-         VALUES (@id, @workspace_id, @platform, @username, @created_at, @created_at)`,
-      )
-      .run(account);
+  async insert(account: { id: string; workspace_id: string; platform: string; username: string; created_at: string }): Promise<void> {
+    await this.q.db
+      .insertInto("accounts")
+      .values({ ...account, updated_at: account.created_at })
+      .execute();
   }
 
-  get(id: string): AccountRecord | undefined {
-    const row = this.db.prepare(`SELECT ${COLUMNS} FROM accounts WHERE id = ? AND deleted_at IS NULL`).get(id) as AccountRow | undefined;
+  async get(id: string): Promise<AccountRecord | undefined> {
+    const row = await this.q.db.selectFrom("accounts").select(COLUMNS).where("id", "=", id).where("deleted_at", "is", null).executeTakeFirst();
     return row && toAccount(row);
   }
 
-  list(workspaceId: string, allowed: readonly string[] | undefined): AccountRecord[] {
-    const rows = this.db
-      .prepare(`SELECT ${COLUMNS} FROM accounts WHERE workspace_id = ? AND deleted_at IS NULL ORDER BY created_at, rowid`)
-      .all(workspaceId) as AccountRow[];
+  /** In the order they were added (`rowid`: SQLite's own, an identity column on PostgreSQL). */
+  async list(workspaceId: string, allowed: readonly string[] | undefined): Promise<AccountRecord[]> {
+    const rows = await this.q.db
+      .selectFrom("accounts")
+      .select(COLUMNS)
+      .where("workspace_id", "=", workspaceId)
+      .where("deleted_at", "is", null)
+      .orderBy("created_at")
+      .orderBy(sql`rowid`)
+      .execute();
     return rows.map(toAccount).filter((account) => !allowed || allowed.includes(account.id));
   }
 
-  update(id: string, changes: { username?: string; status?: AccountStatus; profile?: AccountRecord["profile"]; last_totp_step?: number }, now: string): void {
-    const sets = ["updated_at = @now"];
-    if (changes.username !== undefined) sets.push("username = @username");
-    if (changes.status !== undefined) sets.push("status = @status");
-    if (changes.profile !== undefined) sets.push("profile = @profile");
-    if (changes.last_totp_step !== undefined) sets.push("last_totp_step = @last_totp_step");
-    this.db
-      .prepare(`UPDATE accounts SET ${sets.join(", ")} WHERE id = @id`)
-      .run({ ...changes, profile: changes.profile ? JSON.stringify(changes.profile) : null, id, now });
+  async update(id: string, changes: { username?: string; status?: AccountStatus; profile?: AccountRecord["profile"]; last_totp_step?: number }, now: string): Promise<void> {
+    await this.q.db
+      .updateTable("accounts")
+      .set({
+        updated_at: now,
+        ...(changes.username !== undefined ? { username: changes.username } : {}),
+        ...(changes.status !== undefined ? { status: changes.status } : {}),
+        ...(changes.profile !== undefined ? { profile: changes.profile ? JSON.stringify(changes.profile) : null } : {}),
+        ...(changes.last_totp_step !== undefined ? { last_totp_step: changes.last_totp_step } : {}),
+      })
+      .where("id", "=", id)
+      .execute();
   }
 
   /** Seals and stores a secret; `undefined` removes it. */
-  setSecret(id: string, secret: AccountSecret, value: string | undefined, now: string): void {
+  async setSecret(id: string, secret: AccountSecret, value: string | undefined, now: string): Promise<void> {
     const sealed = value === undefined ? null : this.sealer.seal(value, `account:${id}:${secret}`);
-    this.db.prepare(`UPDATE accounts SET ${SECRET_COLUMN[secret]} = ?, updated_at = ? WHERE id = ?`).run(sealed, now, id);
+    await this.q.db
+      .updateTable("accounts")
+      .set({ [SECRET_COLUMN[secret]]: sealed, updated_at: now })
+      .where("id", "=", id)
+      .execute();
   }
 
-  getSecret(id: string, secret: AccountSecret): string | undefined {
-    const sealed = this.db.prepare(`SELECT ${SECRET_COLUMN[secret]} FROM accounts WHERE id = ?`).pluck().get(id) as Buffer | null | undefined;
+  async getSecret(id: string, secret: AccountSecret): Promise<string | undefined> {
+    const column = SECRET_COLUMN[secret];
+    const row = await this.q.db.selectFrom("accounts").select(column).where("id", "=", id).executeTakeFirst();
+    const sealed = row?.[column];
     return sealed ? this.sealer.open(sealed, `account:${id}:${secret}`) : undefined;
   }
 
   /** Wipes credentials and browser state; the row stays for the actions that name it. */
-  softDelete(id: string, now: string): void {
-    this.db
-      .prepare(
-        `UPDATE accounts SET password_sealed = NULL, totp_sealed = NULL, session_sealed = NULL,
-         deleted_at = @now, updated_at = @now WHERE id = @id`,
-      )
-      .run({ id, now });
+  async softDelete(id: string, now: string): Promise<void> {
+    await this.q.db
+      .updateTable("accounts")
+      .set({ password_sealed: null, totp_sealed: null, session_sealed: null, deleted_at: now, updated_at: now })
+      .where("id", "=", id)
+      .execute();
   }
 }

@@ -1,22 +1,22 @@
-import type { Db } from "../database.js";
-import type { ReadCache } from "../read-cache.js";
+import type { ActionStatus } from "../../domain/status.js";
+import type { Queries } from "../queries.js";
 import type { ActionRecord } from "../records.js";
 import { orUndefined } from "../records.js";
-import type { ActionStatus } from "../../domain/status.js";
+import type { Schema } from "../schema.js";
+import type { Selectable } from "kysely";
 
-/** A row as SQLite returns it: JSON as text, booleans as 0/1, absent values as NULL. */
-type ActionRow = {
-  [K in Exclude<keyof ActionRecord, "params" | "result" | "held">]: undefined extends ActionRecord[K] ? Exclude<ActionRecord[K], undefined> | null : ActionRecord[K];
-} & { params: string; result: string | null; held: number };
+type ActionRow = Selectable<Schema["actions"]>;
 
 function toAction(row: ActionRow): ActionRecord {
   const result = orUndefined(row.result);
   return {
     ...row,
+    type: row.type as ActionRecord["type"],
+    status: row.status as ActionStatus,
     params: JSON.parse(row.params) as Record<string, unknown>,
     result: result === undefined ? undefined : (JSON.parse(result) as Record<string, unknown>),
     held: row.held === 1,
-    error_code: orUndefined(row.error_code),
+    error_code: orUndefined(row.error_code) as ActionRecord["error_code"],
     error_message: orUndefined(row.error_message),
     runner_id: orUndefined(row.runner_id),
     committed_at: orUndefined(row.committed_at),
@@ -34,21 +34,15 @@ export interface ActionFilter {
   limit: number;
 }
 
-export class ActionRepository {
-  constructor(
-    private readonly db: Db,
-    private readonly cache: ReadCache,
-  ) {}
+const ACTIVE = ["running", "needs_input"] as const;
 
-  insert(action: Omit<ActionRecord, "seq">): void {
-    this.db
-      .prepare(
-        `INSERT INTO actions (id, workspace_id, account_id, platform, type, params, status, error_code, error_message,
-           result, price, cost, held, runner_id, committed_at, created_at, updated_at, finished_at)
-         VALUES (@id, @workspace_id, @account_id, @platform, @type, @params, @status, @error_code, @error_message,
-           @result, @price, @cost, @held, @runner_id, @committed_at, @created_at, @updated_at, @finished_at)`,
-      )
-      .run({
+export class ActionRepository {
+  constructor(private readonly q: Queries) {}
+
+  async insert(action: Omit<ActionRecord, "seq">): Promise<void> {
+    await this.q.db
+      .insertInto("actions")
+      .values({
         ...action,
         params: JSON.stringify(action.params),
         result: action.result ? JSON.stringify(action.result) : null,
@@ -58,106 +52,143 @@ export class ActionRepository {
         runner_id: action.runner_id ?? null,
         committed_at: action.committed_at ?? null,
         finished_at: action.finished_at ?? null,
-      });
+      })
+      .execute();
   }
 
   /** Kept until the database changes: a client polling an action reads it once per change. */
-  get(id: string): ActionRecord | undefined {
-    return this.cache.get(`action:${id}`, () => {
-      const row = this.db.prepare("SELECT * FROM actions WHERE id = ?").get(id) as ActionRow | undefined;
+  get(id: string): Promise<ActionRecord | undefined> {
+    return this.q.cached(`action:${id}`, async () => {
+      const row = await this.q.db.selectFrom("actions").selectAll().where("id", "=", id).executeTakeFirst();
       return row && toAction(row);
     });
   }
 
-  list(filter: ActionFilter): ActionRecord[] {
-    const where = ["workspace_id = @workspaceId"];
-    if (filter.accountId !== undefined) where.push("account_id = @accountId");
-    if (filter.status !== undefined) where.push("status = @status");
-    if (filter.beforeSeq !== undefined) where.push("seq < @beforeSeq");
-    if (filter.accountIds !== undefined) where.push("account_id IN (SELECT value FROM json_each(@accountIds))");
-    const rows = this.db
-      .prepare(`SELECT * FROM actions WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT @limit`)
-      .all({
-        workspaceId: filter.workspaceId,
-        accountId: filter.accountId ?? null,
-        status: filter.status ?? null,
-        beforeSeq: filter.beforeSeq ?? null,
-        accountIds: filter.accountIds ? JSON.stringify(filter.accountIds) : null,
-        limit: filter.limit,
-      }) as ActionRow[];
+  async list(filter: ActionFilter): Promise<ActionRecord[]> {
+    if (filter.accountIds !== undefined && filter.accountIds.length === 0) return [];
+    let query = this.q.db.selectFrom("actions").selectAll().where("workspace_id", "=", filter.workspaceId);
+    if (filter.accountId !== undefined) query = query.where("account_id", "=", filter.accountId);
+    if (filter.status !== undefined) query = query.where("status", "=", filter.status);
+    if (filter.beforeSeq !== undefined) query = query.where("seq", "<", filter.beforeSeq);
+    if (filter.accountIds !== undefined) query = query.where("account_id", "in", filter.accountIds);
+    const rows = await query.orderBy("seq", "desc").limit(filter.limit).execute();
     return rows.map(toAction);
   }
 
-  withStatus(statuses: readonly ActionStatus[]): ActionRecord[] {
-    const rows = this.db
-      .prepare("SELECT * FROM actions WHERE status IN (SELECT value FROM json_each(?)) ORDER BY seq")
-      .all(JSON.stringify(statuses)) as ActionRow[];
+  async withStatus(statuses: readonly ActionStatus[]): Promise<ActionRecord[]> {
+    if (statuses.length === 0) return [];
+    const rows = await this.q.db.selectFrom("actions").selectAll().where("status", "in", statuses).orderBy("seq").execute();
     return rows.map(toAction);
   }
 
-  /** The oldest queued action of every account that has no action running or waiting for input. */
-  claimable(): ActionRecord[] {
-    const rows = this.db
-      .prepare(
-        `SELECT a.* FROM actions a
-         WHERE a.status = 'queued'
-           AND a.seq = (SELECT min(seq) FROM actions q WHERE q.account_id = a.account_id AND q.status = 'queued')
-           AND NOT EXISTS (SELECT 1 FROM actions b WHERE b.account_id = a.account_id AND b.status IN ('running', 'needs_input'))
-         ORDER BY a.seq`,
+  /**
+   * The oldest queued action of every account that has no action running or waiting for input.
+   * `lock` (inside a claim's transaction): on PostgreSQL the rows are locked `FOR UPDATE SKIP
+   * LOCKED`, so a coordinator claiming at the same moment passes over them instead of waiting or
+   * taking them twice; SQLite's single writer needs no lock.
+   */
+  async claimable(options: { lock?: boolean; limit?: number } = {}): Promise<ActionRecord[]> {
+    let query = this.q.db
+      .selectFrom("actions as a")
+      .selectAll("a")
+      .where("a.status", "=", "queued")
+      .where(({ eb, selectFrom }) =>
+        eb(
+          "a.seq",
+          "=",
+          selectFrom("actions as q")
+            .select(({ fn }) => fn.min("q.seq").as("seq"))
+            .whereRef("q.account_id", "=", "a.account_id")
+            .where("q.status", "=", "queued"),
+        ),
       )
-      .all() as ActionRow[];
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("actions as b")
+              .select("b.id")
+              .whereRef("b.account_id", "=", "a.account_id")
+              .where("b.status", "in", ACTIVE),
+          ),
+        ),
+      )
+      .orderBy("a.seq");
+    if (options.limit !== undefined) query = query.limit(options.limit);
+    if (options.lock && this.q.adapter.dialect === "postgres") query = query.forUpdate("a").skipLocked();
+    const rows = await query.execute();
     return rows.map(toAction);
+  }
+
+  /**
+   * Claims a queued action for `runnerId`: `running`, with a lease number one higher than it had
+   * (DESIGN §11 fencing). Returns that number, or undefined when the action was no longer queued.
+   */
+  async take(id: string, runnerId: string, now: string): Promise<number | undefined> {
+    const row = await this.q.db
+      .updateTable("actions")
+      .set((eb) => ({ status: "running", runner_id: runnerId, lease: eb("lease", "+", 1), updated_at: now }))
+      .where("id", "=", id)
+      .where("status", "=", "queued")
+      .returning("lease")
+      .executeTakeFirst();
+    return row?.lease;
   }
 
   /**
    * Actions running or waiting whose runner's lease is no longer live (or who have none):
    * the process that held them is gone, and they are to be recovered.
    */
-  orphaned(now: string): ActionRecord[] {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM actions WHERE status IN ('running', 'needs_input')
-           AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners WHERE lease_expires_at > ?))
-         ORDER BY seq`,
+  async orphaned(now: string): Promise<ActionRecord[]> {
+    const rows = await this.q.db
+      .selectFrom("actions")
+      .selectAll()
+      .where("status", "in", ACTIVE)
+      .where(({ or, eb, selectFrom }) =>
+        or([eb("runner_id", "is", null), eb("runner_id", "not in", selectFrom("runners").select("id").where("lease_expires_at", ">", now))]),
       )
-      .all(now) as ActionRow[];
+      .orderBy("seq")
+      .execute();
     return rows.map(toAction);
   }
 
   /** The statuses of some actions, by id (a runner checking on the actions it holds). */
-  statuses(ids: readonly string[]): Map<string, ActionStatus> {
-    const rows = this.db.prepare("SELECT id, status FROM actions WHERE id IN (SELECT value FROM json_each(?))").all(JSON.stringify(ids)) as {
-      id: string;
-      status: ActionStatus;
-    }[];
-    return new Map(rows.map((row) => [row.id, row.status]));
+  async statuses(ids: readonly string[]): Promise<Map<string, ActionStatus>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.q.db.selectFrom("actions").select(["id", "status"]).where("id", "in", ids).execute();
+    return new Map(rows.map((row) => [row.id, row.status as ActionStatus]));
   }
 
   /** What a queued action waits behind on its account: the action running or paused there, else an older queued one. */
-  aheadOf(action: { id: string; account_id: string; seq: number }): ActionRecord | undefined {
-    const row = this.db
-      .prepare(
-        `SELECT * FROM actions WHERE account_id = ? AND id != ?
-           AND (status IN ('running', 'needs_input') OR (status = 'queued' AND seq < ?))
-         ORDER BY CASE WHEN status = 'queued' THEN 1 ELSE 0 END, seq LIMIT 1`,
-      )
-      .get(action.account_id, action.id, action.seq) as ActionRow | undefined;
+  async aheadOf(action: { id: string; account_id: string; seq: number }): Promise<ActionRecord | undefined> {
+    const row = await this.q.db
+      .selectFrom("actions")
+      .selectAll()
+      .where("account_id", "=", action.account_id)
+      .where("id", "!=", action.id)
+      .where(({ or, and, eb }) => or([eb("status", "in", ACTIVE), and([eb("status", "=", "queued"), eb("seq", "<", action.seq)])]))
+      .orderBy((eb) => eb.case().when("status", "=", "queued").then(1).else(0).end())
+      .orderBy("seq")
+      .limit(1)
+      .executeTakeFirst();
     return row && toAction(row);
   }
 
   /** Whether the account has an action running or waiting for input (its browser context is in use). */
-  hasActive(accountId: string): boolean {
-    return this.db.prepare("SELECT 1 FROM actions WHERE account_id = ? AND status IN ('running', 'needs_input') LIMIT 1").get(accountId) !== undefined;
+  async hasActive(accountId: string): Promise<boolean> {
+    const row = await this.q.db.selectFrom("actions").select("id").where("account_id", "=", accountId).where("status", "in", ACTIVE).limit(1).executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Writes the changed fields; callers check the transition first. */
-  update(id: string, changes: Partial<Pick<ActionRecord, "status" | "error_code" | "error_message" | "result" | "cost" | "held" | "runner_id" | "committed_at" | "finished_at">>, now: string): void {
-    const values: Record<string, unknown> = { id, updated_at: now };
-    const sets = ["updated_at = @updated_at"];
+  async update(
+    id: string,
+    changes: Partial<Pick<ActionRecord, "status" | "error_code" | "error_message" | "result" | "cost" | "held" | "runner_id" | "committed_at" | "finished_at">>,
+    now: string,
+  ): Promise<void> {
+    const values: Record<string, unknown> = { updated_at: now };
     for (const [field, value] of Object.entries(changes)) {
-      sets.push(`${field} = @${field}`);
       values[field] = field === "result" ? JSON.stringify(value) : field === "held" ? (value ? 1 : 0) : (value ?? null);
     }
-    this.db.prepare(`UPDATE actions SET ${sets.join(", ")} WHERE id = @id`).run(values);
+    await this.q.db.updateTable("actions").set(values).where("id", "=", id).execute();
   }
 }

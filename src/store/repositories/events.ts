@@ -1,4 +1,5 @@
-import type { Db } from "../database.js";
+import { sql } from "kysely";
+import type { Queries } from "../queries.js";
 
 export type EventType = "action.updated" | "account.updated";
 
@@ -15,74 +16,111 @@ export interface EventRecord {
   created_at: string;
 }
 
-interface EventRow extends Omit<EventRecord, "data" | "challenge_id"> {
+interface EventRow extends Omit<EventRecord, "data" | "challenge_id" | "type"> {
+  type: string;
   data: string;
   challenge_id: string | null;
 }
 
-const toRecord = (row: EventRow): EventRecord => ({ ...row, challenge_id: row.challenge_id ?? undefined, data: JSON.parse(row.data) as Record<string, unknown> });
+const toRecord = (row: EventRow): EventRecord => ({ ...row, type: row.type as EventType, challenge_id: row.challenge_id ?? undefined, data: JSON.parse(row.data) as Record<string, unknown> });
+
+/** The transaction-scoped advisory lock that makes PostgreSQL commit events in `seq` order. */
+const EVENTS_IN_ORDER = 7_402_612;
 
 /** The event outbox (DESIGN §13): appended in the transaction of the change it records. */
 export class EventRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly q: Queries) {}
 
-  /** Appends an event; returns its `seq` (its place in the workspace's stream). */
-  insert(event: Omit<EventRecord, "seq">): number {
-    const info = this.db
-      .prepare(
-        `INSERT INTO events (id, workspace_id, type, subject_id, account_id, challenge_id, data, created_at)
-         VALUES (@id, @workspace_id, @type, @subject_id, @account_id, @challenge_id, @data, @created_at)`,
-      )
-      .run({ ...event, challenge_id: event.challenge_id ?? null, data: JSON.stringify(event.data) });
-    return Number(info.lastInsertRowid);
+  /**
+   * Appends an event (inside the change's transaction); returns its `seq` (its place in the
+   * workspace's stream). Readers follow `seq`, so events must commit in `seq` order: SQLite's one
+   * writer does that by itself; on PostgreSQL the insert first takes a lock held to commit
+   * (decisions: "Events commit in seq order").
+   */
+  async insert(event: Omit<EventRecord, "seq">): Promise<number> {
+    if (this.q.adapter.dialect === "postgres") await sql`SELECT pg_advisory_xact_lock(${EVENTS_IN_ORDER})`.execute(this.q.db);
+    const row = await this.q.db
+      .insertInto("events")
+      .values({ ...event, challenge_id: event.challenge_id ?? null, data: JSON.stringify(event.data) })
+      .returning("seq")
+      .executeTakeFirstOrThrow();
+    return row.seq;
   }
 
-  bySeq(seq: number): EventRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM events WHERE seq = ?").get(seq) as EventRow | undefined;
+  async bySeq(seq: number): Promise<EventRecord | undefined> {
+    const row = await this.q.db.selectFrom("events").selectAll().where("seq", "=", seq).executeTakeFirst();
     return row && toRecord(row);
   }
 
   /** The `seq` of a workspace's event id (to resume after it), if it is still kept. */
-  seqOf(workspaceId: string, id: string): number | undefined {
-    return this.db.prepare("SELECT seq FROM events WHERE id = ? AND workspace_id = ?").pluck().get(id, workspaceId) as number | undefined;
+  async seqOf(workspaceId: string, id: string): Promise<number | undefined> {
+    const row = await this.q.db.selectFrom("events").select("seq").where("id", "=", id).where("workspace_id", "=", workspaceId).executeTakeFirst();
+    return row?.seq;
   }
 
   /** The newest `seq` of a workspace (0 when it has none). */
-  latestSeq(workspaceId: string): number {
-    return (this.db.prepare("SELECT coalesce(max(seq), 0) FROM events WHERE workspace_id = ?").pluck().get(workspaceId) as number) ?? 0;
+  async latestSeq(workspaceId: string): Promise<number> {
+    const row = await this.q.db
+      .selectFrom("events")
+      .select(({ fn }) => fn.max("seq").as("seq"))
+      .where("workspace_id", "=", workspaceId)
+      .executeTakeFirst();
+    return Number(row?.seq ?? 0);
   }
 
   /** The newest event id of a workspace, if any. */
-  latestId(workspaceId: string): string | undefined {
-    return this.db.prepare("SELECT id FROM events WHERE workspace_id = ? ORDER BY seq DESC LIMIT 1").pluck().get(workspaceId) as string | undefined;
+  async latestId(workspaceId: string): Promise<string | undefined> {
+    const row = await this.q.db.selectFrom("events").select("id").where("workspace_id", "=", workspaceId).orderBy("seq", "desc").limit(1).executeTakeFirst();
+    return row?.id;
   }
 
   /** A workspace's events after `afterSeq`, oldest first, only of these accounts when given. */
-  after(workspaceId: string, afterSeq: number, limit: number, accountIds?: readonly string[]): EventRecord[] {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM events WHERE workspace_id = @workspace_id AND seq > @after
-         AND (@accounts IS NULL OR account_id IN (SELECT value FROM json_each(@accounts)))
-         ORDER BY seq LIMIT @limit`,
-      )
-      .all({ workspace_id: workspaceId, after: afterSeq, limit, accounts: accountIds ? JSON.stringify(accountIds) : null }) as EventRow[];
+  async after(workspaceId: string, afterSeq: number, limit: number, accountIds?: readonly string[]): Promise<EventRecord[]> {
+    if (accountIds !== undefined && accountIds.length === 0) return [];
+    let query = this.q.db.selectFrom("events").selectAll().where("workspace_id", "=", workspaceId).where("seq", ">", afterSeq);
+    if (accountIds !== undefined) query = query.where("account_id", "in", accountIds);
+    const rows = await query.orderBy("seq").limit(limit).execute();
     return rows.map(toRecord);
   }
 
   /** The newest event's seq in any workspace (0 for none). */
-  maxSeq(): number {
-    return (this.db.prepare("SELECT coalesce(max(seq), 0) FROM events").pluck().get() as number) ?? 0;
+  async maxSeq(): Promise<number> {
+    const row = await this.q.db
+      .selectFrom("events")
+      .select(({ fn }) => fn.max("seq").as("seq"))
+      .executeTakeFirst();
+    return Number(row?.seq ?? 0);
   }
 
   /** Actions whose change was recorded after `afterSeq`, in any workspace, oldest first, with the newest seq read. */
-  actionsChangedAfter(afterSeq: number, limit: number): { seq: number; actionId: string }[] {
-    return (this.db.prepare("SELECT seq, subject_id AS actionId FROM events WHERE seq > ? AND type = 'action.updated' ORDER BY seq LIMIT ?").all(afterSeq, limit) as { seq: number; actionId: string }[]);
+  async actionsChangedAfter(afterSeq: number, limit: number): Promise<{ seq: number; actionId: string }[]> {
+    const rows = await this.q.db
+      .selectFrom("events")
+      .select(["seq", "subject_id"])
+      .where("seq", ">", afterSeq)
+      .where("type", "=", "action.updated")
+      .orderBy("seq")
+      .limit(limit)
+      .execute();
+    return rows.map((row) => ({ seq: row.seq, actionId: row.subject_id }));
   }
 
   /** Drops events older than `before` with no delivery still to make. */
-  purgeBefore(before: string): number {
-    return this.db
-      .prepare("DELETE FROM events WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = events.seq AND d.state = 'pending')")
-      .run(before).changes;
+  async purgeBefore(before: string): Promise<number> {
+    const result = await this.q.db
+      .deleteFrom("events")
+      .where("created_at", "<", before)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("webhook_deliveries as d")
+              .select("d.id")
+              .whereRef("d.event_seq", "=", "events.seq")
+              .where("d.state", "=", "pending"),
+          ),
+        ),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

@@ -1,5 +1,7 @@
-import type { Db } from "../database.js";
+import { sql, type ExpressionBuilder, type Expression, type SqlBool } from "kysely";
 import type { Sealer } from "../crypto.js";
+import type { Queries } from "../queries.js";
+import type { Schema } from "../schema.js";
 
 /** Feedback a client sent (DESIGN §13), with what it was about. */
 export interface FeedbackRecord {
@@ -17,51 +19,87 @@ export interface FeedbackRecord {
   has_screenshot: boolean;
 }
 
+type Where = (eb: ExpressionBuilder<Schema & { f: Schema["feedback"]; s: Schema["failure_screenshots"] }, "f" | "s">) => Expression<SqlBool>;
+
 /** Feedback and the screenshots of pages at failure (sealed: they may show the account's private pages). */
 export class FeedbackRepository {
   constructor(
-    private readonly db: Db,
+    private readonly q: Queries,
     private readonly sealer: Sealer,
   ) {}
 
-  insert(feedback: Omit<FeedbackRecord, "has_screenshot">): void {
-    this.db
-      .prepare(
-        `INSERT INTO feedback (id, workspace_id, key_id, message, action_id, platform, type, error_code, error_message, created_at)
-         VALUES (@id, @workspace_id, @key_id, @message, @action_id, @platform, @type, @error_code, @error_message, @created_at)`,
-      )
-      .run(Object.fromEntries(Object.entries(feedback).map(([name, value]) => [name, value ?? null])));
+  async insert(feedback: Omit<FeedbackRecord, "has_screenshot">): Promise<void> {
+    await this.q.db
+      .insertInto("feedback")
+      .values({
+        id: feedback.id,
+        workspace_id: feedback.workspace_id,
+        key_id: feedback.key_id ?? null,
+        message: feedback.message,
+        action_id: feedback.action_id ?? null,
+        platform: feedback.platform ?? null,
+        type: feedback.type ?? null,
+        error_code: feedback.error_code ?? null,
+        error_message: feedback.error_message ?? null,
+        created_at: feedback.created_at,
+      })
+      .execute();
   }
 
-  get(id: string): FeedbackRecord | undefined {
-    return this.#select("f.id = ?", [id])[0];
+  async get(id: string): Promise<FeedbackRecord | undefined> {
+    return (await this.#select((eb) => eb("f.id", "=", id)))[0];
   }
 
   /** A workspace's feedback, newest first, after the `before` position; only about these accounts' actions when given. */
-  list(workspaceId: string, limit: number, before?: { created_at: string; id: string }, accountIds?: readonly string[]): FeedbackRecord[] {
+  list(workspaceId: string, limit: number, before?: { created_at: string; id: string }, accountIds?: readonly string[]): Promise<FeedbackRecord[]> {
+    if (accountIds !== undefined && accountIds.length === 0) return Promise.resolve([]);
     return this.#select(
-      `f.workspace_id = ? AND (f.created_at, f.id) < (?, ?)
-       AND (? IS NULL OR f.action_id IN (SELECT a.id FROM actions a WHERE a.account_id IN (SELECT value FROM json_each(?))))
-       ORDER BY f.created_at DESC, f.id DESC LIMIT ?`,
-      [workspaceId, before?.created_at ?? "\uffff", before?.id ?? "\uffff", accountIds ? 1 : null, accountIds ? JSON.stringify(accountIds) : "[]", limit],
+      (eb) =>
+        eb.and([
+          eb("f.workspace_id", "=", workspaceId),
+          ...(before ? [eb(eb.refTuple("f.created_at", "f.id"), "<", eb.tuple(before.created_at, before.id))] : []),
+          ...(accountIds ? [eb("f.action_id", "in", eb.selectFrom("actions as a").select("a.id").where("a.account_id", "in", accountIds))] : []),
+        ]),
+      limit,
     );
   }
 
-  #select(where: string, parameters: unknown[]): FeedbackRecord[] {
-    const rows = this.db
-      .prepare(`SELECT f.*, (s.action_id IS NOT NULL) AS has_screenshot FROM feedback f LEFT JOIN failure_screenshots s ON s.action_id = f.action_id WHERE ${where}`)
-      .all(...parameters) as Record<string, unknown>[];
-    return rows.map((row) => ({ ...(Object.fromEntries(Object.entries(row).map(([name, value]) => [name, value ?? undefined])) as unknown as FeedbackRecord), has_screenshot: row.has_screenshot === 1 }));
+  async #select(where: Where, limit?: number): Promise<FeedbackRecord[]> {
+    let query = this.q.db
+      .selectFrom("feedback as f")
+      .leftJoin("failure_screenshots as s", "s.action_id", "f.action_id")
+      .selectAll("f")
+      .select(sql<number>`case when s.action_id is null then 0 else 1 end`.as("has_screenshot"))
+      .where(where)
+      .orderBy("f.created_at", "desc")
+      .orderBy("f.id", "desc");
+    if (limit !== undefined) query = query.limit(limit);
+    const rows = await query.execute();
+    return rows.map((row) => ({
+      id: row.id,
+      workspace_id: row.workspace_id,
+      key_id: row.key_id ?? undefined,
+      message: row.message,
+      action_id: row.action_id ?? undefined,
+      platform: row.platform ?? undefined,
+      type: row.type ?? undefined,
+      error_code: row.error_code ?? undefined,
+      error_message: row.error_message ?? undefined,
+      created_at: row.created_at,
+      has_screenshot: row.has_screenshot === 1,
+    }));
   }
 
-  saveScreenshot(actionId: string, png: Buffer, now: string): void {
-    this.db
-      .prepare("INSERT INTO failure_screenshots (action_id, png_sealed, created_at) VALUES (?, ?, ?) ON CONFLICT (action_id) DO UPDATE SET png_sealed = excluded.png_sealed, created_at = excluded.created_at")
-      .run(actionId, this.sealer.seal(png.toString("base64"), `screenshot:${actionId}`), now);
+  async saveScreenshot(actionId: string, png: Buffer, now: string): Promise<void> {
+    await this.q.db
+      .insertInto("failure_screenshots")
+      .values({ action_id: actionId, png_sealed: this.sealer.seal(png.toString("base64"), `screenshot:${actionId}`), created_at: now })
+      .onConflict((oc) => oc.column("action_id").doUpdateSet((eb) => ({ png_sealed: eb.ref("excluded.png_sealed"), created_at: eb.ref("excluded.created_at") })))
+      .execute();
   }
 
-  screenshot(actionId: string): Buffer | undefined {
-    const sealed = this.db.prepare("SELECT png_sealed FROM failure_screenshots WHERE action_id = ?").pluck().get(actionId) as Buffer | undefined;
-    return sealed && Buffer.from(this.sealer.open(sealed, `screenshot:${actionId}`), "base64");
+  async screenshot(actionId: string): Promise<Buffer | undefined> {
+    const row = await this.q.db.selectFrom("failure_screenshots").select("png_sealed").where("action_id", "=", actionId).executeTakeFirst();
+    return row && Buffer.from(this.sealer.open(row.png_sealed, `screenshot:${actionId}`), "base64");
   }
 }

@@ -1,48 +1,63 @@
-import type { Db } from "../database.js";
-import type { LedgerEntry } from "../records.js";
+import { sql } from "kysely";
 import type { LedgerKind } from "../../domain/credits.js";
+import type { Queries } from "../queries.js";
+import type { LedgerEntry } from "../records.js";
 
 /** Credit ledger: every balance change is one row, written with the balance in one statement pair. */
 export class LedgerRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly q: Queries) {}
 
-  /** Adds a row and moves the balance; the CHECK on `workspaces.balance` refuses going below zero. */
-  append(entry: { workspace_id: string; kind: LedgerKind; amount: number; action_id?: string | undefined; reference?: string | undefined; created_at: string }): void {
-    this.db
-      .prepare(
-        `INSERT INTO credit_ledger (workspace_id, kind, amount, action_id, reference, created_at)
-         VALUES (@workspace_id, @kind, @amount, @action_id, @reference, @created_at)`,
-      )
-      .run({ ...entry, action_id: entry.action_id ?? null, reference: entry.reference ?? null });
-    this.db.prepare("UPDATE workspaces SET balance = balance + ? WHERE id = ?").run(entry.amount, entry.workspace_id);
+  /** Adds a row and moves the balance (call inside a transaction); the CHECK on `workspaces.balance` refuses going below zero. */
+  async append(entry: { workspace_id: string; kind: LedgerKind; amount: number; action_id?: string | undefined; reference?: string | undefined; created_at: string }): Promise<void> {
+    await this.q.db
+      .insertInto("credit_ledger")
+      .values({ ...entry, action_id: entry.action_id ?? null, reference: entry.reference ?? null })
+      .execute();
+    await this.q.db
+      .updateTable("workspaces")
+      .set((eb) => ({ balance: eb("balance", "+", entry.amount) }))
+      .where("id", "=", entry.workspace_id)
+      .execute();
   }
 
-  balance(workspaceId: string): number {
-    return this.db.prepare("SELECT balance FROM workspaces WHERE id = ?").pluck().get(workspaceId) as number;
+  async balance(workspaceId: string): Promise<number> {
+    const row = await this.q.db.selectFrom("workspaces").select("balance").where("id", "=", workspaceId).executeTakeFirst();
+    return row?.balance as number;
   }
 
-  sum(workspaceId: string): number {
-    return this.db.prepare("SELECT coalesce(sum(amount), 0) FROM credit_ledger WHERE workspace_id = ?").pluck().get(workspaceId) as number;
+  async sum(workspaceId: string): Promise<number> {
+    const row = await this.q.db
+      .selectFrom("credit_ledger")
+      .select(sql<number>`coalesce(sum(amount), 0)`.as("total"))
+      .where("workspace_id", "=", workspaceId)
+      .executeTakeFirst();
+    return Number(row?.total ?? 0);
   }
 
-  entries(workspaceId: string): LedgerEntry[] {
-    return (this.db.prepare("SELECT * FROM credit_ledger WHERE workspace_id = ? ORDER BY seq").all(workspaceId) as LedgerEntry[]).map(toEntry);
+  async entries(workspaceId: string): Promise<LedgerEntry[]> {
+    const rows = await this.q.db.selectFrom("credit_ledger").selectAll().where("workspace_id", "=", workspaceId).orderBy("seq").execute();
+    return rows.map(toEntry);
   }
 
   /** Newest first: up to `limit` entries older than `beforeSeq` (from the newest when absent). */
-  newest(workspaceId: string, limit: number, beforeSeq?: number): LedgerEntry[] {
-    return (
-      this.db
-        .prepare("SELECT * FROM credit_ledger WHERE workspace_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?")
-        .all(workspaceId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as LedgerEntry[]
-    ).map(toEntry);
+  async newest(workspaceId: string, limit: number, beforeSeq?: number): Promise<LedgerEntry[]> {
+    const rows = await this.q.db
+      .selectFrom("credit_ledger")
+      .selectAll()
+      .where("workspace_id", "=", workspaceId)
+      .where("seq", "<", beforeSeq ?? Number.MAX_SAFE_INTEGER)
+      .orderBy("seq", "desc")
+      .limit(limit)
+      .execute();
+    return rows.map(toEntry);
   }
 
-  hasReference(reference: string): boolean {
-    return this.db.prepare("SELECT 1 FROM credit_ledger WHERE reference = ?").get(reference) !== undefined;
+  async hasReference(reference: string): Promise<boolean> {
+    const row = await this.q.db.selectFrom("credit_ledger").select("seq").where("reference", "=", reference).executeTakeFirst();
+    return row !== undefined;
   }
 }
 
-function toEntry(row: LedgerEntry): LedgerEntry {
-  return { ...row, action_id: row.action_id ?? undefined, reference: row.reference ?? undefined };
+function toEntry(row: { seq: number; workspace_id: string; kind: string; amount: number; action_id: string | null; reference: string | null; created_at: string }): LedgerEntry {
+  return { ...row, kind: row.kind as LedgerEntry["kind"], action_id: row.action_id ?? undefined, reference: row.reference ?? undefined };
 }

@@ -1,4 +1,4 @@
-import type { Db } from "../database.js";
+import type { Queries } from "../queries.js";
 import type { Sealer } from "../crypto.js";
 
 export type PaymentStatus = "verifying" | "settling" | "settled" | "failed";
@@ -28,21 +28,21 @@ export type PaymentClaim = Pick<PaymentRecord, "id" | "workspace_id" | "network"
   now: string;
 };
 
-const COLUMNS = "id, workspace_id, network, asset, payer, nonce, credits, amount, status, reason, transaction_hash, runner_id, created_at, updated_at";
+const COLUMNS = ["id", "workspace_id", "network", "asset", "payer", "nonce", "credits", "amount", "status", "reason", "transaction_hash", "runner_id", "created_at", "updated_at"] as const;
 
-function toRecord(row: Record<string, unknown> | undefined): PaymentRecord | undefined {
-  if (!row) return undefined;
+function toRecord(row: object): PaymentRecord {
   return Object.fromEntries(Object.entries(row).map(([field, value]) => [field, value ?? undefined])) as unknown as PaymentRecord;
 }
 
 export class PaymentRepository {
   constructor(
-    private readonly db: Db,
+    private readonly q: Queries,
     private readonly sealer: Sealer,
   ) {}
 
-  get(id: string): PaymentRecord | undefined {
-    return toRecord(this.db.prepare(`SELECT ${COLUMNS} FROM payments WHERE id = ?`).get(id) as Record<string, unknown> | undefined);
+  async get(id: string): Promise<PaymentRecord | undefined> {
+    const row = await this.q.db.selectFrom("payments").select(COLUMNS).where("id", "=", id).executeTakeFirst();
+    return row && toRecord(row);
   }
 
   /**
@@ -50,79 +50,110 @@ export class PaymentRepository {
    * (the facilitator refused it or could not be reached). Returns the claimed row, or the
    * existing one when another request holds or has settled it. Call inside a transaction.
    */
-  claim(claim: PaymentClaim): { claimed: boolean; payment: PaymentRecord } {
-    const existing = toRecord(
-      this.db.prepare(`SELECT ${COLUMNS} FROM payments WHERE network = ? AND asset = ? AND payer = ? AND nonce = ?`).get(claim.network, claim.asset, claim.payer, claim.nonce) as
-        | Record<string, unknown>
-        | undefined,
-    );
+  async claim(claim: PaymentClaim): Promise<{ claimed: boolean; payment: PaymentRecord }> {
+    const row = await this.q.db
+      .selectFrom("payments")
+      .select(COLUMNS)
+      .where("network", "=", claim.network)
+      .where("asset", "=", claim.asset)
+      .where("payer", "=", claim.payer)
+      .where("nonce", "=", claim.nonce)
+      .executeTakeFirst();
+    const existing = row && toRecord(row);
     if (existing && existing.status !== "failed") return { claimed: false, payment: existing };
-    const row = { ...claim, payload_sealed: this.sealer.seal(claim.payload, `payment:${existing?.id ?? claim.id}:payload`) };
+    const payloadSealed = this.sealer.seal(claim.payload, `payment:${existing?.id ?? claim.id}:payload`);
     if (existing) {
-      this.db
-        .prepare(
-          `UPDATE payments SET workspace_id = @workspace_id, credits = @credits, amount = @amount, status = 'verifying', reason = NULL,
-             payload_sealed = @payload_sealed, runner_id = @runner_id, updated_at = @now WHERE id = @existing_id`,
-        )
-        .run({ ...row, existing_id: existing.id });
-      return { claimed: true, payment: this.get(existing.id)! };
+      await this.q.db
+        .updateTable("payments")
+        .set({
+          workspace_id: claim.workspace_id,
+          credits: claim.credits,
+          amount: claim.amount,
+          status: "verifying",
+          reason: null,
+          payload_sealed: payloadSealed,
+          runner_id: claim.runner_id,
+          updated_at: claim.now,
+        })
+        .where("id", "=", existing.id)
+        .execute();
+      return { claimed: true, payment: (await this.get(existing.id))! };
     }
-    this.db
-      .prepare(
-        `INSERT INTO payments (id, workspace_id, network, asset, payer, nonce, credits, amount, status, payload_sealed, runner_id, created_at, updated_at)
-         VALUES (@id, @workspace_id, @network, @asset, @payer, @nonce, @credits, @amount, 'verifying', @payload_sealed, @runner_id, @now, @now)`,
-      )
-      .run(row);
-    return { claimed: true, payment: this.get(claim.id)! };
+    await this.q.db
+      .insertInto("payments")
+      .values({
+        id: claim.id,
+        workspace_id: claim.workspace_id,
+        network: claim.network,
+        asset: claim.asset,
+        payer: claim.payer,
+        nonce: claim.nonce,
+        credits: claim.credits,
+        amount: claim.amount,
+        status: "verifying",
+        payload_sealed: payloadSealed,
+        runner_id: claim.runner_id,
+        created_at: claim.now,
+        updated_at: claim.now,
+      })
+      .execute();
+    return { claimed: true, payment: (await this.get(claim.id))! };
   }
 
   /** The signed payload of a payment not yet settled or failed. */
-  payload(id: string): string | undefined {
-    const sealed = this.db.prepare("SELECT payload_sealed FROM payments WHERE id = ?").pluck().get(id) as Buffer | null | undefined;
-    return sealed ? this.sealer.open(sealed, `payment:${id}:payload`) : undefined;
+  async payload(id: string): Promise<string | undefined> {
+    const row = await this.q.db.selectFrom("payments").select("payload_sealed").where("id", "=", id).executeTakeFirst();
+    return row?.payload_sealed ? this.sealer.open(row.payload_sealed, `payment:${id}:payload`) : undefined;
   }
 
   /** Verified: from here the facilitator may send the transaction. */
-  markSettling(id: string, now: string): void {
-    this.db.prepare("UPDATE payments SET status = 'settling', updated_at = ? WHERE id = ? AND status = 'verifying'").run(now, id);
+  async markSettling(id: string, now: string): Promise<void> {
+    await this.q.db.updateTable("payments").set({ status: "settling", updated_at: now }).where("id", "=", id).where("status", "=", "verifying").execute();
   }
 
   /** Settled on chain; true only for the call that moved it (the caller credits once). */
-  markSettled(id: string, transactionHash: string, now: string): boolean {
-    return (
-      this.db
-        .prepare(
-          "UPDATE payments SET status = 'settled', transaction_hash = ?, payload_sealed = NULL, runner_id = NULL, updated_at = ? WHERE id = ? AND status IN ('verifying', 'settling')",
-        )
-        .run(transactionHash, now, id).changes === 1
-    );
+  async markSettled(id: string, transactionHash: string, now: string): Promise<boolean> {
+    const result = await this.q.db
+      .updateTable("payments")
+      .set({ status: "settled", transaction_hash: transactionHash, payload_sealed: null, runner_id: null, updated_at: now })
+      .where("id", "=", id)
+      .where("status", "in", ["verifying", "settling"])
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 
   /** Refused or not settled; the authorization may be tried again by a later request. */
-  markFailed(id: string, reason: string, now: string): void {
-    this.db
-      .prepare("UPDATE payments SET status = 'failed', reason = ?, payload_sealed = NULL, runner_id = NULL, updated_at = ? WHERE id = ? AND status IN ('verifying', 'settling')")
-      .run(reason, now, id);
+  async markFailed(id: string, reason: string, now: string): Promise<void> {
+    await this.q.db
+      .updateTable("payments")
+      .set({ status: "failed", reason, payload_sealed: null, runner_id: null, updated_at: now })
+      .where("id", "=", id)
+      .where("status", "in", ["verifying", "settling"])
+      .execute();
   }
 
   /** Handed to this runner (a reconciliation takes over a dead runner's payment). */
-  takeOver(id: string, runnerId: string, now: string): void {
-    this.db.prepare("UPDATE payments SET runner_id = ?, updated_at = ? WHERE id = ?").run(runnerId, now, id);
+  async takeOver(id: string, runnerId: string, now: string): Promise<void> {
+    await this.q.db.updateTable("payments").set({ runner_id: runnerId, updated_at: now }).where("id", "=", id).execute();
   }
 
   /**
    * Payments between verify and settle left by a process that is gone (no live lease), and
    * `ownRunnerId`'s own last updated before `ownBefore` (the caller excludes those it is working on).
    */
-  stranded(now: string, own?: { runnerId: string; before: string }): PaymentRecord[] {
-    return (
-      this.db
-        .prepare(
-          `SELECT ${COLUMNS} FROM payments WHERE status IN ('verifying', 'settling')
-             AND (runner_id IS NULL OR runner_id NOT IN (SELECT id FROM runners WHERE lease_expires_at > @now)
-                  OR (runner_id = @own_runner AND updated_at < @own_before))`,
-        )
-        .all({ now, own_runner: own?.runnerId ?? null, own_before: own?.before ?? "" }) as Record<string, unknown>[]
-    ).map((row) => toRecord(row)!);
+  async stranded(now: string, own?: { runnerId: string; before: string }): Promise<PaymentRecord[]> {
+    const rows = await this.q.db
+      .selectFrom("payments")
+      .select(COLUMNS)
+      .where("status", "in", ["verifying", "settling"])
+      .where(({ or, and, eb, selectFrom }) =>
+        or([
+          eb("runner_id", "is", null),
+          eb("runner_id", "not in", selectFrom("runners").select("id").where("lease_expires_at", ">", now)),
+          ...(own ? [and([eb("runner_id", "=", own.runnerId), eb("updated_at", "<", own.before)])] : []),
+        ]),
+      )
+      .execute();
+    return rows.map(toRecord);
   }
 }

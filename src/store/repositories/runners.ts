@@ -1,4 +1,4 @@
-import type { Db } from "../database.js";
+import type { Queries } from "../queries.js";
 
 /** A process that runs actions, and until when its lease holds. */
 export interface RunnerRecord {
@@ -13,56 +13,66 @@ export interface RunnerRecord {
 
 /** Runners and their leases (DESIGN §11). */
 export class RunnerRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly q: Queries) {}
 
-  register(runner: RunnerRecord): void {
-    this.db
-      .prepare(
-        "INSERT INTO runners (id, kind, host, pid, public_url, started_at, lease_expires_at) VALUES (@id, @kind, @host, @pid, @public_url, @started_at, @lease_expires_at)",
-      )
-      .run(runner);
+  async register(runner: RunnerRecord): Promise<void> {
+    await this.q.db.insertInto("runners").values(runner).execute();
   }
 
   /**
    * Extends a runner's lease while it still holds; false once it has expired (others may
    * already have recovered its actions: it must give them up, not renew its claim on them).
    */
-  renew(id: string, now: string, leaseExpiresAt: string, publicUrl: string): boolean {
-    return (
-      this.db.prepare("UPDATE runners SET lease_expires_at = ?, public_url = ? WHERE id = ? AND lease_expires_at > ?").run(leaseExpiresAt, publicUrl, id, now).changes === 1
-    );
+  async renew(id: string, now: string, leaseExpiresAt: string, publicUrl: string): Promise<boolean> {
+    const { numUpdatedRows } = await this.q.db
+      .updateTable("runners")
+      .set({ lease_expires_at: leaseExpiresAt, public_url: publicUrl })
+      .where("id", "=", id)
+      .where("lease_expires_at", ">", now)
+      .executeTakeFirst();
+    return numUpdatedRows === 1n;
   }
 
   /** Where a runner serves its live links, if it said. */
-  publicUrl(id: string): string | undefined {
-    return (this.db.prepare("SELECT public_url FROM runners WHERE id = ?").pluck().get(id) as string | null | undefined) ?? undefined;
+  async publicUrl(id: string): Promise<string | undefined> {
+    const row = await this.q.db.selectFrom("runners").select("public_url").where("id", "=", id).executeTakeFirst();
+    return row?.public_url ?? undefined;
   }
 
   /** Whether the runner's lease holds at `now`. */
-  isLive(id: string, now: string): boolean {
-    return this.db.prepare("SELECT 1 FROM runners WHERE id = ? AND lease_expires_at > ?").get(id, now) !== undefined;
+  async isLive(id: string, now: string): Promise<boolean> {
+    const row = await this.q.db.selectFrom("runners").select("id").where("id", "=", id).where("lease_expires_at", ">", now).executeTakeFirst();
+    return row !== undefined;
   }
 
-  list(): RunnerRecord[] {
-    return this.db.prepare("SELECT id, kind, host, pid, public_url, started_at, lease_expires_at FROM runners").all() as RunnerRecord[];
+  list(): Promise<RunnerRecord[]> {
+    return this.q.db.selectFrom("runners").selectAll().execute();
   }
 
   /** Ends a runner's lease now (it stopped, or its process is gone). */
-  expire(id: string, now: string): void {
-    this.db.prepare("UPDATE runners SET lease_expires_at = ? WHERE id = ? AND lease_expires_at > ?").run(now, id, now);
+  async expire(id: string, now: string): Promise<void> {
+    await this.q.db.updateTable("runners").set({ lease_expires_at: now }).where("id", "=", id).where("lease_expires_at", ">", now).execute();
   }
 
-  remove(id: string): void {
-    this.db.prepare("DELETE FROM runners WHERE id = ?").run(id);
+  async remove(id: string): Promise<void> {
+    await this.q.db.deleteFrom("runners").where("id", "=", id).execute();
   }
 
   /** Forgets runners whose lease expired before `now` and that hold no action any more. */
-  removeExpired(now: string): void {
-    this.db
-      .prepare(
-        `DELETE FROM runners WHERE lease_expires_at <= ?
-           AND NOT EXISTS (SELECT 1 FROM actions WHERE actions.runner_id = runners.id AND actions.status IN ('running', 'needs_input'))`,
+  async removeExpired(now: string): Promise<void> {
+    await this.q.db
+      .deleteFrom("runners")
+      .where("lease_expires_at", "<=", now)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("actions")
+              .select("actions.id")
+              .whereRef("actions.runner_id", "=", "runners.id")
+              .where("actions.status", "in", ["running", "needs_input"]),
+          ),
+        ),
       )
-      .run(now);
+      .execute();
   }
 }

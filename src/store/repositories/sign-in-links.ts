@@ -1,5 +1,5 @@
-import type { Db } from "../database.js";
 import { sha256 } from "../crypto.js";
+import type { Queries } from "../queries.js";
 
 export interface SignInLinkRecord {
   id: string;
@@ -14,25 +14,25 @@ export interface SignInLinkRecord {
 
 /** Owner sign-in links; only a hash of each token is kept (the URL is shown once, at creation). */
 export class SignInLinkRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly q: Queries) {}
 
-  insert(link: Omit<SignInLinkRecord, "updated_at" | "state">, token: string): void {
-    this.db
-      .prepare(
-        `INSERT INTO sign_in_links (id, account_id, key_id, link_hash, expires_at, state, created_at, updated_at)
-         VALUES (@id, @account_id, @key_id, @link_hash, @expires_at, 'open', @created_at, @created_at)`,
-      )
-      .run({ ...link, key_id: link.key_id ?? null, link_hash: sha256(token) });
+  async insert(link: Omit<SignInLinkRecord, "updated_at" | "state">, token: string): Promise<void> {
+    await this.q.db
+      .insertInto("sign_in_links")
+      .values({ ...link, key_id: link.key_id ?? null, link_hash: sha256(token), state: "open", updated_at: link.created_at })
+      .execute();
   }
 
-  byToken(token: string): SignInLinkRecord | undefined {
-    const row = this.db.prepare("SELECT id, account_id, key_id, expires_at, state, created_at, updated_at FROM sign_in_links WHERE link_hash = ?").get(sha256(token)) as
-      | (Omit<SignInLinkRecord, "key_id"> & { key_id: string | null })
-      | undefined;
-    return row && { ...row, key_id: row.key_id ?? undefined };
+  async byToken(token: string): Promise<SignInLinkRecord | undefined> {
+    const row = await this.q.db
+      .selectFrom("sign_in_links")
+      .select(["id", "account_id", "key_id", "expires_at", "state", "created_at", "updated_at"])
+      .where("link_hash", "=", sha256(token))
+      .executeTakeFirst();
+    return row && { ...row, state: row.state as SignInLinkRecord["state"], key_id: row.key_id ?? undefined };
   }
 
-  complete(id: string, now: string): void {
-    this.db.prepare("UPDATE sign_in_links SET state = 'completed', updated_at = ? WHERE id = ?").run(now, id);
+  async complete(id: string, now: string): Promise<void> {
+    await this.q.db.updateTable("sign_in_links").set({ state: "completed", updated_at: now }).where("id", "=", id).execute();
   }
 }

@@ -1,17 +1,21 @@
-import type { Db } from "../database.js";
+import type { Queries } from "../queries.js";
 
 /** TOTP time steps already submitted, per platform user: a step's code is sent at most once. */
 export class TotpStepRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly q: Queries) {}
 
   /** Claims `step` for the user; false when that step (or a later one) was already claimed. */
-  claim(platform: string, username: string, step: number): boolean {
-    const claimed = this.db
-      .prepare(
-        `INSERT INTO totp_steps (platform, username, last_step) VALUES (?, lower(?), ?)
-         ON CONFLICT (platform, username) DO UPDATE SET last_step = excluded.last_step WHERE excluded.last_step > totp_steps.last_step`,
+  async claim(platform: string, username: string, step: number): Promise<boolean> {
+    const result = await this.q.db
+      .insertInto("totp_steps")
+      .values({ platform, username: username.toLowerCase(), last_step: step })
+      .onConflict((oc) =>
+        oc
+          .columns(["platform", "username"])
+          .doUpdateSet((eb) => ({ last_step: eb.ref("excluded.last_step") }))
+          .where("excluded.last_step", ">", (eb) => eb.ref("totp_steps.last_step")),
       )
-      .run(platform, username, step);
-    return claimed.changes === 1;
+      .executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows) === 1;
   }
 }

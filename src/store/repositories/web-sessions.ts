@@ -1,6 +1,6 @@
-import type { Db } from "../database.js";
-import { sha256 } from "../crypto.js";
 import type { KeyRole } from "../../domain/keys.js";
+import { sha256 } from "../crypto.js";
+import type { Queries } from "../queries.js";
 
 /** A web app session and the key it is bound to (the key as it is now). */
 export interface WebSessionRecord {
@@ -17,41 +17,46 @@ export interface WebSessionRecord {
 
 /** Web app sessions; only a hash of each cookie token is kept. */
 export class WebSessionRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly q: Queries) {}
 
-  insert(token: string, session: { key_id: string; created_at: string; expires_at: string }): void {
-    this.db
-      .prepare("INSERT INTO web_sessions (token_hash, key_id, created_at, last_seen_at, expires_at) VALUES (?, ?, ?, ?, ?)")
-      .run(sha256(token), session.key_id, session.created_at, session.created_at, session.expires_at);
+  async insert(token: string, session: { key_id: string; created_at: string; expires_at: string }): Promise<void> {
+    await this.q.db
+      .insertInto("web_sessions")
+      .values({ token_hash: sha256(token), key_id: session.key_id, created_at: session.created_at, last_seen_at: session.created_at, expires_at: session.expires_at })
+      .execute();
   }
 
   /** The session, while it has not expired and its key is not revoked. */
-  byToken(token: string, now: string): WebSessionRecord | undefined {
-    const row = this.db
-      .prepare(
-        `SELECT s.key_id, s.created_at, s.last_seen_at, s.expires_at, k.workspace_id, w.name AS workspace_name, k.role, k.account_ids, k.prefix AS key_prefix
-         FROM web_sessions s JOIN api_keys k ON k.id = s.key_id JOIN workspaces w ON w.id = k.workspace_id
-         WHERE s.token_hash = ? AND s.expires_at > ? AND k.revoked_at IS NULL`,
-      )
-      .get(sha256(token), now) as (Omit<WebSessionRecord, "account_ids"> & { account_ids: string | null }) | undefined;
-    return row && { ...row, account_ids: row.account_ids === null ? undefined : (JSON.parse(row.account_ids) as string[]) };
+  async byToken(token: string, now: string): Promise<WebSessionRecord | undefined> {
+    const row = await this.q.db
+      .selectFrom("web_sessions as s")
+      .innerJoin("api_keys as k", "k.id", "s.key_id")
+      .innerJoin("workspaces as w", "w.id", "k.workspace_id")
+      .select(["s.key_id", "s.created_at", "s.last_seen_at", "s.expires_at", "k.workspace_id", "w.name as workspace_name", "k.role", "k.account_ids", "k.prefix as key_prefix"])
+      .where("s.token_hash", "=", sha256(token))
+      .where("s.expires_at", ">", now)
+      .where("k.revoked_at", "is", null)
+      .executeTakeFirst();
+    return row && { ...row, role: row.role as KeyRole, account_ids: row.account_ids === null ? undefined : (JSON.parse(row.account_ids) as string[]) };
   }
 
   /** Records use: the idle deadline moves to `expires_at` (never past the session's absolute end, which the caller computes). */
-  touch(token: string, now: string, expiresAt: string): void {
-    this.db.prepare("UPDATE web_sessions SET last_seen_at = ?, expires_at = ? WHERE token_hash = ?").run(now, expiresAt, sha256(token));
+  async touch(token: string, now: string, expiresAt: string): Promise<void> {
+    await this.q.db.updateTable("web_sessions").set({ last_seen_at: now, expires_at: expiresAt }).where("token_hash", "=", sha256(token)).execute();
   }
 
-  delete(token: string): void {
-    this.db.prepare("DELETE FROM web_sessions WHERE token_hash = ?").run(sha256(token));
+  async delete(token: string): Promise<void> {
+    await this.q.db.deleteFrom("web_sessions").where("token_hash", "=", sha256(token)).execute();
   }
 
   /** Ends every session of a key (when it is revoked). */
-  deleteForKey(keyId: string): number {
-    return this.db.prepare("DELETE FROM web_sessions WHERE key_id = ?").run(keyId).changes;
+  async deleteForKey(keyId: string): Promise<number> {
+    const result = await this.q.db.deleteFrom("web_sessions").where("key_id", "=", keyId).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
-  purgeExpired(now: string): number {
-    return this.db.prepare("DELETE FROM web_sessions WHERE expires_at <= ?").run(now).changes;
+  async purgeExpired(now: string): Promise<number> {
+    const result = await this.q.db.deleteFrom("web_sessions").where("expires_at", "<=", now).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

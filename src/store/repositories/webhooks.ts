@@ -1,4 +1,4 @@
-import type { Db } from "../database.js";
+import type { Queries } from "../queries.js";
 import type { Sealer } from "../crypto.js";
 import type { EventType } from "./events.js";
 
@@ -45,78 +45,119 @@ function toEndpoint(row: Record<string, unknown>): WebhookEndpointRecord {
   return { ...(rest as unknown as WebhookEndpointRecord), events: parseList<EventType>(row.events), account_ids: parseList<string>(row.account_ids) };
 }
 
-const DELIVERY_COLUMNS = `d.id, d.endpoint_id, d.event_seq, e.id AS event_id, e.type AS event_type, d.subject_id, d.state, d.attempts, d.next_attempt_at,
-  d.last_attempt_at, d.last_status, d.last_error, d.created_at, d.delivered_at`;
+const ENDPOINT = ["id", "workspace_id", "url", "events", "account_ids", "failing_since", "disabled_at", "disabled_reason", "created_at"] as const;
+
+const DELIVERY_COLUMNS = [
+  "d.id",
+  "d.endpoint_id",
+  "d.event_seq",
+  "e.id as event_id",
+  "e.type as event_type",
+  "d.subject_id",
+  "d.state",
+  "d.attempts",
+  "d.next_attempt_at",
+  "d.last_attempt_at",
+  "d.last_status",
+  "d.last_error",
+  "d.created_at",
+  "d.delivered_at",
+] as const;
 
 /** Webhook endpoints (secrets sealed) and their deliveries: the durable queue of what to send where. */
 export class WebhookRepository {
   constructor(
-    private readonly db: Db,
+    private readonly q: Queries,
     private readonly sealer: Sealer,
   ) {}
 
-  insertEndpoint(endpoint: Omit<WebhookEndpointRecord, "failing_since" | "disabled_at" | "disabled_reason">, secret: string): void {
-    this.db
-      .prepare(
-        `INSERT INTO webhook_endpoints (id, workspace_id, url, events, account_ids, secret_sealed, created_at)
-         VALUES (@id, @workspace_id, @url, @events, @account_ids, @secret_sealed, @created_at)`,
-      )
-      .run({
-        ...endpoint,
+  async insertEndpoint(endpoint: Omit<WebhookEndpointRecord, "failing_since" | "disabled_at" | "disabled_reason">, secret: string): Promise<void> {
+    await this.q.db
+      .insertInto("webhook_endpoints")
+      .values({
+        id: endpoint.id,
+        workspace_id: endpoint.workspace_id,
+        url: endpoint.url,
         events: endpoint.events ? JSON.stringify(endpoint.events) : null,
         account_ids: endpoint.account_ids ? JSON.stringify(endpoint.account_ids) : null,
         secret_sealed: this.sealer.seal(secret, `webhook:${endpoint.id}:secret`),
-      });
+        created_at: endpoint.created_at,
+      })
+      .execute();
   }
 
-  endpoint(id: string): WebhookEndpointRecord | undefined {
-    const row = this.db.prepare("SELECT * FROM webhook_endpoints WHERE id = ?").get(id) as Record<string, unknown> | undefined;
+  async endpoint(id: string): Promise<WebhookEndpointRecord | undefined> {
+    const row = await this.q.db.selectFrom("webhook_endpoints").select(ENDPOINT).where("id", "=", id).executeTakeFirst();
     return row && toEndpoint(row);
   }
 
-  endpoints(workspaceId: string): WebhookEndpointRecord[] {
-    return (this.db.prepare("SELECT * FROM webhook_endpoints WHERE workspace_id = ? ORDER BY created_at, id").all(workspaceId) as Record<string, unknown>[]).map(toEndpoint);
+  async endpoints(workspaceId: string): Promise<WebhookEndpointRecord[]> {
+    const rows = await this.q.db.selectFrom("webhook_endpoints").select(ENDPOINT).where("workspace_id", "=", workspaceId).orderBy("created_at").orderBy("id").execute();
+    return rows.map(toEndpoint);
   }
 
-  secret(id: string): string {
-    const sealed = this.db.prepare("SELECT secret_sealed FROM webhook_endpoints WHERE id = ?").pluck().get(id) as Buffer;
-    return this.sealer.open(sealed, `webhook:${id}:secret`);
+  async secret(id: string): Promise<string> {
+    const row = await this.q.db.selectFrom("webhook_endpoints").select("secret_sealed").where("id", "=", id).executeTakeFirstOrThrow();
+    return this.sealer.open(row.secret_sealed, `webhook:${id}:secret`);
   }
 
-  deleteEndpoint(id: string): void {
-    this.db.prepare("DELETE FROM webhook_endpoints WHERE id = ?").run(id);
+  async deleteEndpoint(id: string): Promise<void> {
+    await this.q.db.deleteFrom("webhook_endpoints").where("id", "=", id).execute();
   }
 
   /** A failed attempt: the endpoint is failing from then on, until a success. */
-  markFailing(id: string, now: string): void {
-    this.db.prepare("UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?) WHERE id = ?").run(now, id);
+  async markFailing(id: string, now: string): Promise<void> {
+    await this.q.db
+      .updateTable("webhook_endpoints")
+      .set((eb) => ({ failing_since: eb.fn.coalesce("failing_since", eb.val(now)) }))
+      .where("id", "=", id)
+      .execute();
   }
 
-  markHealthy(id: string): void {
-    this.db.prepare("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL").run(id);
+  async markHealthy(id: string): Promise<void> {
+    await this.q.db.updateTable("webhook_endpoints").set({ failing_since: null }).where("id", "=", id).where("failing_since", "is not", null).execute();
   }
 
-  /** Disables an endpoint; what it still had to receive is given up. */
-  disable(id: string, reason: string, now: string): void {
-    this.db.prepare("UPDATE webhook_endpoints SET disabled_at = ?, disabled_reason = ? WHERE id = ? AND disabled_at IS NULL").run(now, reason, id);
-    this.db.prepare("UPDATE webhook_deliveries SET state = 'failed', last_error = coalesce(last_error, 'the endpoint was disabled'), leased_by = NULL, leased_until = NULL WHERE endpoint_id = ? AND state = 'pending'").run(id);
+  /** Disables an endpoint; what it still had to receive is given up (call inside a transaction). */
+  async disable(id: string, reason: string, now: string): Promise<void> {
+    await this.q.db.updateTable("webhook_endpoints").set({ disabled_at: now, disabled_reason: reason }).where("id", "=", id).where("disabled_at", "is", null).execute();
+    await this.q.db
+      .updateTable("webhook_deliveries")
+      .set((eb) => ({ state: "failed", last_error: eb.fn.coalesce("last_error", eb.val("the endpoint was disabled")), leased_by: null, leased_until: null }))
+      .where("endpoint_id", "=", id)
+      .where("state", "=", "pending")
+      .execute();
   }
 
-  /** One pending delivery of the event to every enabled endpoint of its workspace that takes it. */
-  fanOut(event: { seq: number; workspace_id: string; type: EventType; account_id: string; subject_id: string; created_at: string }, newId: () => string): number {
-    const endpoints = this.db
-      .prepare(
-        `SELECT id FROM webhook_endpoints WHERE workspace_id = @workspace_id AND disabled_at IS NULL
-         AND (events IS NULL OR EXISTS (SELECT 1 FROM json_each(events) WHERE value = @type))
-         AND (account_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(account_ids) WHERE value = @account_id))`,
-      )
-      .pluck()
-      .all(event) as string[];
-    const insert = this.db.prepare(
-      `INSERT INTO webhook_deliveries (id, endpoint_id, event_seq, subject_id, state, next_attempt_at, created_at)
-       VALUES (?, ?, ?, ?, 'pending', ?, ?)`,
+  /**
+   * One pending delivery of the event to every enabled endpoint of its workspace that takes it
+   * (its event types and account allow-list, read here: a workspace has a handful of endpoints).
+   */
+  async fanOut(event: { seq: number; workspace_id: string; type: EventType; account_id: string; subject_id: string; created_at: string }, newId: () => string): Promise<number> {
+    const candidates = await this.q.db
+      .selectFrom("webhook_endpoints")
+      .select(["id", "events", "account_ids"])
+      .where("workspace_id", "=", event.workspace_id)
+      .where("disabled_at", "is", null)
+      .execute();
+    const endpoints = candidates.filter(
+      (endpoint) => (parseList<EventType>(endpoint.events)?.includes(event.type) ?? true) && (parseList<string>(endpoint.account_ids)?.includes(event.account_id) ?? true),
     );
-    for (const endpointId of endpoints) insert.run(newId(), endpointId, event.seq, event.subject_id, event.created_at, event.created_at);
+    if (endpoints.length === 0) return 0;
+    await this.q.db
+      .insertInto("webhook_deliveries")
+      .values(
+        endpoints.map((endpoint) => ({
+          id: newId(),
+          endpoint_id: endpoint.id,
+          event_seq: event.seq,
+          subject_id: event.subject_id,
+          state: "pending",
+          next_attempt_at: event.created_at,
+          created_at: event.created_at,
+        })),
+      )
+      .execute();
     return endpoints.length;
   }
 
@@ -124,61 +165,99 @@ export class WebhookRepository {
    * Leases up to `limit` deliveries that are due: pending, not leased, their endpoint enabled, and
    * no earlier delivery of the same subject to the same endpoint still pending (in order per action).
    * Walked in `next_attempt_at` order along its index, so a claim stops after `limit` rows however
-   * long the backlog (order per action is kept by the NOT EXISTS, not by sorting everything).
+   * long the backlog (order per action is kept by the NOT EXISTS, not by sorting everything). On
+   * PostgreSQL the rows are locked `FOR UPDATE SKIP LOCKED`: coordinators claiming at once take
+   * different deliveries, and each is sent by one. Call inside a transaction.
    */
-  claimDue(now: string, runnerId: string, leaseUntil: string, limit: number): WebhookDeliveryRecord[] {
-    const ids = this.db
-      .prepare(
-        `SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-         WHERE d.state = 'pending' AND d.next_attempt_at <= @now AND (d.leased_until IS NULL OR d.leased_until <= @now) AND w.disabled_at IS NULL
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending' AND p.event_seq < d.event_seq)
-         ORDER BY d.next_attempt_at LIMIT @limit`,
+  async claimDue(now: string, runnerId: string, leaseUntil: string, limit: number): Promise<WebhookDeliveryRecord[]> {
+    let query = this.q.db
+      .selectFrom("webhook_deliveries as d")
+      .innerJoin("webhook_endpoints as w", "w.id", "d.endpoint_id")
+      .select("d.id")
+      .where("d.state", "=", "pending")
+      .where("d.next_attempt_at", "<=", now)
+      .where(({ or, eb }) => or([eb("d.leased_until", "is", null), eb("d.leased_until", "<=", now)]))
+      .where("w.disabled_at", "is", null)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("webhook_deliveries as p")
+              .select("p.id")
+              .whereRef("p.endpoint_id", "=", "d.endpoint_id")
+              .whereRef("p.subject_id", "=", "d.subject_id")
+              .where("p.state", "=", "pending")
+              .whereRef("p.event_seq", "<", "d.event_seq"),
+          ),
+        ),
       )
-      .pluck()
-      .all({ now, limit }) as string[];
-    const lease = this.db.prepare("UPDATE webhook_deliveries SET leased_by = ?, leased_until = ? WHERE id = ?");
-    for (const id of ids) lease.run(runnerId, leaseUntil, id);
-    return ids.map((id) => this.delivery(id)!);
+      .orderBy("d.next_attempt_at")
+      .limit(limit);
+    if (this.q.adapter.dialect === "postgres") query = query.forUpdate("d").skipLocked();
+    const ids = (await query.execute()).map((row) => row.id);
+    if (ids.length === 0) return [];
+    await this.q.db.updateTable("webhook_deliveries").set({ leased_by: runnerId, leased_until: leaseUntil }).where("id", "in", ids).execute();
+    const deliveries = await Promise.all(ids.map((id) => this.delivery(id)));
+    return deliveries.map((delivery) => delivery!);
   }
 
-  delivery(id: string): WebhookDeliveryRecord | undefined {
-    const row = this.db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.id = ?`).get(id) as Record<string, unknown> | undefined;
+  async delivery(id: string): Promise<WebhookDeliveryRecord | undefined> {
+    const row = await this.q.db
+      .selectFrom("webhook_deliveries as d")
+      .innerJoin("events as e", "e.seq", "d.event_seq")
+      .select(DELIVERY_COLUMNS)
+      .where("d.id", "=", id)
+      .executeTakeFirst();
     return row && (undefinedForNull(row) as unknown as WebhookDeliveryRecord);
   }
 
   /** An endpoint's deliveries, newest first, a page at a time. */
-  deliveries(endpointId: string, limit: number, beforeSeq?: number): WebhookDeliveryRecord[] {
-    return (
-      this.db
-        .prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.endpoint_id = ? AND d.event_seq < ? ORDER BY d.event_seq DESC LIMIT ?`)
-        .all(endpointId, beforeSeq ?? Number.MAX_SAFE_INTEGER, limit) as Record<string, unknown>[]
-    ).map((row) => undefinedForNull(row) as unknown as WebhookDeliveryRecord);
+  async deliveries(endpointId: string, limit: number, beforeSeq?: number): Promise<WebhookDeliveryRecord[]> {
+    const rows = await this.q.db
+      .selectFrom("webhook_deliveries as d")
+      .innerJoin("events as e", "e.seq", "d.event_seq")
+      .select(DELIVERY_COLUMNS)
+      .where("d.endpoint_id", "=", endpointId)
+      .where("d.event_seq", "<", beforeSeq ?? Number.MAX_SAFE_INTEGER)
+      .orderBy("d.event_seq", "desc")
+      .limit(limit)
+      .execute();
+    return rows.map((row) => undefinedForNull(row) as unknown as WebhookDeliveryRecord);
   }
 
   /** Records an attempt's outcome and releases the lease (only the runner holding it may). */
-  recordAttempt(
+  async recordAttempt(
     id: string,
     runnerId: string,
     outcome: { state: DeliveryState; status: number | undefined; error: string | undefined; nextAttemptAt: string; now: string },
-  ): boolean {
-    return (
-      this.db
-        .prepare(
-          `UPDATE webhook_deliveries SET state = @state, attempts = attempts + 1, last_attempt_at = @now, last_status = @status, last_error = @error,
-           next_attempt_at = @next, delivered_at = CASE WHEN @state = 'succeeded' THEN @now ELSE delivered_at END, leased_by = NULL, leased_until = NULL
-           WHERE id = @id AND leased_by = @runner AND state = 'pending'`,
-        )
-        .run({ id, runner: runnerId, state: outcome.state, now: outcome.now, status: outcome.status ?? null, error: outcome.error ?? null, next: outcome.nextAttemptAt }).changes === 1
-    );
+  ): Promise<boolean> {
+    const result = await this.q.db
+      .updateTable("webhook_deliveries")
+      .set((eb) => ({
+        state: outcome.state,
+        attempts: eb("attempts", "+", 1),
+        last_attempt_at: outcome.now,
+        last_status: outcome.status ?? null,
+        last_error: outcome.error ?? null,
+        next_attempt_at: outcome.nextAttemptAt,
+        ...(outcome.state === "succeeded" ? { delivered_at: outcome.now } : {}),
+        leased_by: null,
+        leased_until: null,
+      }))
+      .where("id", "=", id)
+      .where("leased_by", "=", runnerId)
+      .where("state", "=", "pending")
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 
   /** Sends a delivery again now (a manual retry): pending, due, its count of attempts kept. */
-  retry(id: string, now: string): void {
-    this.db.prepare("UPDATE webhook_deliveries SET state = 'pending', next_attempt_at = ?, leased_by = NULL, leased_until = NULL WHERE id = ?").run(now, id);
+  async retry(id: string, now: string): Promise<void> {
+    await this.q.db.updateTable("webhook_deliveries").set({ state: "pending", next_attempt_at: now, leased_by: null, leased_until: null }).where("id", "=", id).execute();
   }
 
   /** When the first attempt of a delivery was made (its retries stop some time after). */
-  firstAttemptAt(id: string): string {
-    return this.db.prepare("SELECT created_at FROM webhook_deliveries WHERE id = ?").pluck().get(id) as string;
+  async firstAttemptAt(id: string): Promise<string> {
+    const row = await this.q.db.selectFrom("webhook_deliveries").select("created_at").where("id", "=", id).executeTakeFirstOrThrow();
+    return row.created_at;
   }
 }

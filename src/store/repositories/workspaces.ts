@@ -1,14 +1,14 @@
-import type { Db } from "../database.js";
-import type { ReadCache } from "../read-cache.js";
+import { sql } from "kysely";
+import type { KeyRole } from "../../domain/keys.js";
+import type { Queries } from "../queries.js";
 import type { KeyRecord, WorkspaceRecord } from "../records.js";
 import { orUndefined } from "../records.js";
-import type { KeyRole } from "../../domain/keys.js";
 
 interface KeyRow {
   id: string;
   workspace_id: string;
   prefix: string;
-  role: KeyRole;
+  role: string;
   account_ids: string | null;
   created_at: string;
 }
@@ -21,75 +21,85 @@ export interface KeyListing extends KeyRecord {
 
 function toKey(row: KeyRow): KeyRecord {
   const ids = orUndefined(row.account_ids);
-  return { ...row, account_ids: ids === undefined ? undefined : (JSON.parse(ids) as string[]) };
+  return { ...row, role: row.role as KeyRole, account_ids: ids === undefined ? undefined : (JSON.parse(ids) as string[]) };
 }
 
+const WORKSPACE = ["id", "name", "balance", "created_at"] as const;
+
+/** Workspaces and their keys. Ties in `created_at` go by `rowid`: SQLite's own, an identity column on PostgreSQL. */
 export class WorkspaceRepository {
-  constructor(
-    private readonly db: Db,
-    private readonly cache: ReadCache,
-  ) {}
+  constructor(private readonly q: Queries) {}
 
-  insert(workspace: Omit<WorkspaceRecord, "balance">): void {
-    this.db.prepare("INSERT INTO workspaces (id, name, balance, created_at) VALUES (@id, @name, 0, @created_at)").run(workspace);
+  async insert(workspace: Omit<WorkspaceRecord, "balance">): Promise<void> {
+    await this.q.db
+      .insertInto("workspaces")
+      .values({ ...workspace, balance: 0 })
+      .execute();
   }
 
-  get(id: string): WorkspaceRecord | undefined {
-    return this.db.prepare("SELECT * FROM workspaces WHERE id = ?").get(id) as WorkspaceRecord | undefined;
+  get(id: string): Promise<WorkspaceRecord | undefined> {
+    return this.q.db.selectFrom("workspaces").select(WORKSPACE).where("id", "=", id).executeTakeFirst();
   }
 
-  byName(name: string): WorkspaceRecord | undefined {
-    return this.db.prepare("SELECT * FROM workspaces WHERE name = ?").get(name) as WorkspaceRecord | undefined;
+  byName(name: string): Promise<WorkspaceRecord | undefined> {
+    return this.q.db.selectFrom("workspaces").select(WORKSPACE).where("name", "=", name).executeTakeFirst();
   }
 
-  first(): WorkspaceRecord | undefined {
-    return this.db.prepare("SELECT * FROM workspaces ORDER BY created_at, rowid LIMIT 1").get() as WorkspaceRecord | undefined;
+  first(): Promise<WorkspaceRecord | undefined> {
+    return this.q.db.selectFrom("workspaces").select(WORKSPACE).orderBy("created_at").orderBy(sql`rowid`).limit(1).executeTakeFirst();
   }
 
-  count(): number {
-    return this.db.prepare("SELECT count(*) FROM workspaces").pluck().get() as number;
+  async count(): Promise<number> {
+    const row = await this.q.db
+      .selectFrom("workspaces")
+      .select(({ fn }) => fn.countAll<number>().as("count"))
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
   }
 
-  insertKey(key: KeyRecord & { key_hash: string }): void {
-    this.db
-      .prepare(
-        `INSERT INTO api_keys (id, workspace_id, key_hash, prefix, role, account_ids, created_at)
-         VALUES (@id, @workspace_id, @key_hash, @prefix, @role, @account_ids, @created_at)`,
-      )
-      .run({ ...key, account_ids: key.account_ids ? JSON.stringify(key.account_ids) : null });
+  async insertKey(key: KeyRecord & { key_hash: string }): Promise<void> {
+    await this.q.db
+      .insertInto("api_keys")
+      .values({ ...key, account_ids: key.account_ids ? JSON.stringify(key.account_ids) : null })
+      .execute();
   }
 
   /** Every key (of one workspace, when given), oldest first, revoked ones included. */
-  listKeys(workspaceId?: string): KeyListing[] {
-    return this.#listings("@workspace_id IS NULL OR k.workspace_id = @workspace_id", { workspace_id: workspaceId ?? null });
+  listKeys(workspaceId?: string): Promise<KeyListing[]> {
+    return this.#listings(workspaceId === undefined ? undefined : { workspaceId });
   }
 
   /** One key as `keys list` shows it, revoked or not. */
-  keyListing(id: string): KeyListing | undefined {
-    return this.#listings("k.id = @id", { id })[0];
+  async keyListing(id: string): Promise<KeyListing | undefined> {
+    return (await this.#listings({ id }))[0];
   }
 
-  #listings(where: string, parameters: Record<string, string | null>): KeyListing[] {
-    const rows = this.db
-      .prepare(
-        `SELECT k.id, k.workspace_id, k.prefix, k.role, k.account_ids, k.created_at, k.revoked_at, w.name AS workspace_name
-           FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id WHERE ${where} ORDER BY k.created_at, k.rowid`,
-      )
-      .all(parameters) as (KeyRow & { revoked_at: string | null; workspace_name: string })[];
+  async #listings(only?: { workspaceId: string } | { id: string }): Promise<KeyListing[]> {
+    let query = this.q.db
+      .selectFrom("api_keys as k")
+      .innerJoin("workspaces as w", "w.id", "k.workspace_id")
+      .select(["k.id", "k.workspace_id", "k.prefix", "k.role", "k.account_ids", "k.created_at", "k.revoked_at", "w.name as workspace_name"]);
+    if (only && "workspaceId" in only) query = query.where("k.workspace_id", "=", only.workspaceId);
+    if (only && "id" in only) query = query.where("k.id", "=", only.id);
+    const rows = await query.orderBy("k.created_at").orderBy(sql`k.rowid`).execute();
     return rows.map((row) => ({ ...toKey(row), workspace_name: row.workspace_name, revoked_at: orUndefined(row.revoked_at) }));
   }
 
   /** Revokes a key from now on; false when it was already revoked (or does not exist). */
-  revokeKey(id: string, now: string): boolean {
-    return this.db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id).changes === 1;
+  async revokeKey(id: string, now: string): Promise<boolean> {
+    const result = await this.q.db.updateTable("api_keys").set({ revoked_at: now }).where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 
   /** Every request's key: kept until the database changes (a revoked key is refused at once). */
-  keyByHash(keyHash: string): KeyRecord | undefined {
-    return this.cache.get(`key:${keyHash}`, () => {
-      const row = this.db
-        .prepare("SELECT id, workspace_id, prefix, role, account_ids, created_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
-        .get(keyHash) as KeyRow | undefined;
+  keyByHash(keyHash: string): Promise<KeyRecord | undefined> {
+    return this.q.cached(`key:${keyHash}`, async () => {
+      const row = await this.q.db
+        .selectFrom("api_keys")
+        .select(["id", "workspace_id", "prefix", "role", "account_ids", "created_at"])
+        .where("key_hash", "=", keyHash)
+        .where("revoked_at", "is", null)
+        .executeTakeFirst();
       return row && toKey(row);
     });
   }

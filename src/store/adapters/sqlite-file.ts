@@ -6,8 +6,8 @@ import { fileURLToPath } from "node:url";
 
 export type Db = Database.Database;
 
-/** `migrations/` at the package root: the same path from `src/store` and `dist/store`. */
-const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "migrations");
+/** `migrations/sqlite` at the package root: the same path from `src/store/adapters` and `dist/store/adapters`. */
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "migrations", "sqlite");
 
 /**
  * Opens (creating if needed) the SQLite file with WAL, an explicit `synchronous`

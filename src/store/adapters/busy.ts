@@ -11,8 +11,23 @@ const FIRST_RETRY_MS = 10;
 const MAX_RETRY_MS = 1_000;
 
 /** True for SQLite's "database is locked" family: the write can be tried again later. */
-export function isBusy(error: unknown): boolean {
+export function isSqliteBusy(error: unknown): boolean {
   return error instanceof Database.SqliteError && /^SQLITE_(BUSY|LOCKED)/.test(error.code);
+}
+
+/**
+ * PostgreSQL's refusals that a later try can pass: a serialization failure (two transactions
+ * raced), a deadlock broken by the server, a lock not available.
+ */
+const POSTGRES_BUSY = new Set(["40001", "40P01", "55P03"]);
+
+export function isPostgresBusy(error: unknown): boolean {
+  return error instanceof Error && "code" in error && typeof error.code === "string" && POSTGRES_BUSY.has(error.code) && "severity" in error;
+}
+
+/** Either database being busy: the work can be tried again later. */
+export function isBusy(error: unknown): boolean {
+  return isSqliteBusy(error) || isPostgresBusy(error);
 }
 
 export interface RetryOptions {
@@ -26,11 +41,11 @@ export interface RetryOptions {
  * Runs `work` (a store transaction), retrying with growing, jittered waits while the
  * database is locked. Any other error is thrown at once.
  */
-export async function retryWhileBusy<T>(work: () => T, options: RetryOptions = {}): Promise<T> {
+export async function retryWhileBusy<T>(work: () => T | Promise<T>, options: RetryOptions = {}): Promise<T> {
   const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
-      return work();
+      return await work();
     } catch (error) {
       if (!isBusy(error)) throw error;
       if (options.giveUpAfterMs !== undefined && Date.now() - started >= options.giveUpAfterMs) throw error;

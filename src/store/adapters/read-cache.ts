@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import type { Db } from "./database.js";
+import type { Db } from "./sqlite-file.js";
 
 /** Entries kept at most; past it they are all let go (the next reads fill it again). */
 const MAX_ENTRIES = 10_000;
@@ -37,12 +37,15 @@ export class ReadCache {
     this.#dataVersion = db.memory ? undefined : db.prepare("PRAGMA data_version").pluck();
   }
 
-  /** The kept value for `key`, or `load()`'s (kept when defined). */
-  get<T extends object>(key: string, load: () => T | undefined): T | undefined {
+  /**
+   * The kept value for `key`, or `load()`'s (kept when defined). A write that lands while `load()`
+   * runs moves the counters this look saw, so the next look drops what `load()` brought.
+   */
+  async get<T extends object>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
     if (this.#changed()) this.#entries.clear();
     const kept = this.#entries.get(key) as T | undefined;
     if (kept) return kept;
-    const value = load();
+    const value = await load();
     if (value === undefined) return undefined;
     if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
     this.#entries.set(key, Object.freeze(value));

@@ -1,0 +1,43 @@
+import type { Kysely } from "kysely";
+import type { ChangeFeed } from "./change-feed.js";
+import type { Schema } from "./schema.js";
+
+export type Dialect = "sqlite" | "postgres";
+
+/**
+ * One database behind the store (DESIGN §11): the data dir's SQLite file on one machine, a
+ * PostgreSQL database shared by coordinators on several. Repositories write each statement once
+ * with Kysely against `db`; what the two do differently lives here and in the adapters.
+ */
+export interface StoreAdapter {
+  readonly dialect: Dialect;
+  readonly db: Kysely<Schema>;
+  /**
+   * Runs `work` in a transaction that sees and writes as if it were alone: SQLite's single writer
+   * (`BEGIN IMMEDIATE`), PostgreSQL's `SERIALIZABLE` (retried here when PostgreSQL refuses to commit
+   * a transaction that raced another; `work` may run more than once and must only touch the store).
+   */
+  transaction<T>(work: (db: Kysely<Schema>) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /** Wake-ups for what other processes commit. */
+  readonly changes: ChangeFeed;
+  /** Whether a failure is the database being busy (locked, or a serialization conflict): worth trying again. */
+  isBusy(error: unknown): boolean;
+  /** Whether a failure is a UNIQUE or PRIMARY KEY constraint refusing a duplicate row. */
+  isDuplicate(error: unknown): boolean;
+  /**
+   * Kept reads (the key of every request, an ended action polled by its client): `load()`'s value,
+   * kept until the database may have changed. Only where the adapter can tell cheaply that nothing
+   * changed; otherwise every call loads.
+   */
+  cached<T extends object>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined>;
+  close(): Promise<void>;
+}
+
+export interface TransactionOptions {
+  /**
+   * PostgreSQL only: READ COMMITTED instead of SERIALIZABLE, for work that takes the row locks it
+   * needs itself (a claim with `FOR UPDATE SKIP LOCKED`) and must not fail because another
+   * coordinator claimed something else at the same moment.
+   */
+  locksRows?: boolean;
+}

@@ -1,0 +1,66 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import { sql, type Kysely } from "kysely";
+import type { StoreAdapter, TransactionOptions } from "./adapter.js";
+import type { Schema } from "./schema.js";
+
+interface Scope {
+  db: Kysely<Schema>;
+  /** False once the transaction has ended: work that outlived it (a timer set inside) uses the database again. */
+  open: boolean;
+  savepoints: number;
+}
+
+/**
+ * Where a repository's statement goes: the transaction open in this asynchronous context, else
+ * the database. A transaction follows its work through every `await` (AsyncLocalStorage), so a
+ * function that writes through the store joins the transaction its caller opened, as it did when
+ * SQLite's transactions were synchronous, and a transaction opened inside another is a savepoint.
+ */
+export class Queries {
+  readonly #scope = new AsyncLocalStorage<Scope>();
+
+  constructor(readonly adapter: StoreAdapter) {}
+
+  get db(): Kysely<Schema> {
+    const scope = this.#scope.getStore();
+    return scope?.open ? scope.db : this.adapter.db;
+  }
+
+  get inTransaction(): boolean {
+    return this.#scope.getStore()?.open ?? false;
+  }
+
+  cached<T extends object>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
+    return this.adapter.cached(key, load);
+  }
+
+  transaction<T>(work: () => Promise<T>, options?: TransactionOptions): Promise<T> {
+    const scope = this.#scope.getStore();
+    if (scope?.open) return this.#savepoint(scope, work);
+    return this.adapter.transaction(async (db) => {
+      const opened: Scope = { db, open: true, savepoints: 0 };
+      try {
+        return await this.#scope.run(opened, work);
+      } finally {
+        opened.open = false;
+      }
+    }, options);
+  }
+
+  /** A transaction inside another: undone alone when its work throws, kept only if the outer one commits. */
+  async #savepoint<T>(scope: Scope, work: () => Promise<T>): Promise<T> {
+    const name = sql.raw(`nested_${++scope.savepoints}`);
+    await sql`SAVEPOINT ${name}`.execute(scope.db);
+    try {
+      const result = await work();
+      await sql`RELEASE SAVEPOINT ${name}`.execute(scope.db);
+      return result;
+    } catch (error) {
+      await sql`ROLLBACK TO SAVEPOINT ${name}`.execute(scope.db);
+      await sql`RELEASE SAVEPOINT ${name}`.execute(scope.db);
+      throw error;
+    } finally {
+      scope.savepoints--;
+    }
+  }
+}
