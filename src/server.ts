@@ -65,7 +65,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   let onUpgrade: ReturnType<typeof mountLive> | undefined;
   let mcp: McpHttpEndpoint | undefined;
   let hub: LiveHub | undefined;
-  const service = createService(config, {
+  const service = await createService(config, {
     executor,
     platforms: drivers.map((driver) => driver.platform),
     logger: options.logger,

@@ -76,8 +76,8 @@ export function createApp(options: AppOptions): Hono {
   });
   for (const route of ROUTES) {
     app.on(route.method.toUpperCase(), route.path.replace(/\{(\w+)\}/g, ":$1"), async (c) => {
-      const principal = authenticate(c, engine);
-      const wait = limiter.take(callerOf(principal));
+      const principal = await authenticate(c, engine);
+      const wait = await limiter.take(callerOf(principal));
       if (wait > 0) {
         c.header("Retry-After", String(wait));
         throw tooManyRequests(wait);
@@ -137,10 +137,10 @@ class Input implements RouteInput<unknown, unknown, unknown> {
   }
 }
 
-function authenticate(c: Context, engine: Engine): Principal {
+async function authenticate(c: Context, engine: Engine): Promise<Principal> {
   const key = bearerKey(c.req.header("authorization"));
   if (!key) throw new AppError("unauthorized", "Send an API key as `Authorization: Bearer <key>`.");
-  const principal = engine.authenticate(key);
+  const principal = await engine.authenticate(key);
   if (!principal) throw new AppError("unauthorized", "The API key is not valid.");
   return principal;
 }

@@ -53,12 +53,12 @@ export class ChallengeElicitor {
    * stream of the tool call that found it. Never waits for the client's answer, and a
    * decline changes nothing: the tool result still carries the challenge.
    */
-  offer(action: PublicAction, relatedRequestId: RequestId): void {
+  async offer(action: PublicAction, relatedRequestId: RequestId): Promise<void> {
     const challenge = action.challenge;
     if (!this.supported || action.status !== "needs_input" || !challenge) return;
     if (this.#open.get(action.id)?.signInUrl === challenge.sign_in_url) return;
     // The snapshot may be stale by now; offer only a challenge that is still open.
-    if (this.engine.getAction(this.principal, action.id).status !== "needs_input") return;
+    if ((await this.engine.getAction(this.principal, action.id)).status !== "needs_input") return;
     const open: OpenElicitation = { elicitationId: randomUUID(), signInUrl: challenge.sign_in_url, pending: new AbortController() };
     this.#open.get(action.id)?.pending.abort(new Error("superseded"));
     this.#open.set(action.id, open);

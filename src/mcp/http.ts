@@ -149,12 +149,12 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
   app.all(MCP_PATH, async (c) => {
     const refusal = checkHostAndOrigin(c.req.raw.headers, options, "MCP");
     if (refusal) return c.json(new AppError("forbidden", refusal).toJSON(), 403);
-    const principal = authenticate(c, engine);
+    const principal = await authenticate(c, engine);
     if (principal instanceof AppError) {
       c.header("WWW-Authenticate", 'Bearer realm="action-service"');
       return c.json(principal.toJSON(), 401);
     }
-    const wait = options.limiter.take(callerOf(principal));
+    const wait = await options.limiter.take(callerOf(principal));
     if (wait > 0) {
       c.header("Retry-After", String(wait));
       const error = tooManyRequests(wait);
@@ -211,10 +211,10 @@ async function isModern(request: Request): Promise<boolean> {
   return !(await isLegacyRequest(request, undefined, { maxRequestBodySize: MAX_BODY_BYTES }));
 }
 
-function authenticate(c: Context, engine: Engine): Principal | AppError {
+async function authenticate(c: Context, engine: Engine): Promise<Principal | AppError> {
   const key = bearerKey(c.req.header("authorization"));
   if (!key) return new AppError("unauthorized", "Send an API key as `Authorization: Bearer <key>`.");
-  return engine.authenticate(key) ?? new AppError("unauthorized", "The API key is not valid.");
+  return (await engine.authenticate(key)) ?? new AppError("unauthorized", "The API key is not valid.");
 }
 
 /** A 413 or 415 leaves the body unread on the wire: the connection cannot carry another request. */

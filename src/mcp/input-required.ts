@@ -7,6 +7,7 @@ import type { Principal } from "../domain/keys.js";
 import type { PublicAction } from "../domain/public.js";
 import { isTerminal } from "../domain/status.js";
 import type { Engine } from "../engine/engine.js";
+import type { ActionRecord } from "../store/records.js";
 
 /**
  * A challenge as a multi-round-trip request (MCP 2026-07-28, DESIGN §6): a tool call that finds its
@@ -94,32 +95,36 @@ export async function resumeChallenge(engine: Engine, principal: Principal, tool
   const state = parsed.data;
   if (state.tool !== toolName || state.args !== digest(canonical(withoutWait(args)))) throw refused("The requestState was made for another tool call: retry the same tool with the same arguments.");
   const response = ctx.mcpReq.inputResponses?.[inputKey(state.challenge)] as { action?: string } | undefined;
-  const current = engine.getAction(principal, state.action);
+  const current = await engine.getAction(principal, state.action);
   if ((response?.action === "decline" || response?.action === "cancel") && !isTerminal(current.status)) {
-    return engine.present(engine.cancel(principal, state.action), "mcp");
+    return await engine.present(await engine.cancel(principal, state.action), "mcp");
   }
-  return engine.present(await leftChallenge(engine, principal, state, waitMs, ctx.mcpReq.signal), "mcp");
+  return await engine.present(await leftChallenge(engine, principal, state, waitMs, ctx.mcpReq.signal), "mcp");
 }
 
 /** Resolves with the action once it is no longer at the challenge `state` names, or when `waitMs` pass. */
-function leftChallenge(engine: Engine, principal: Principal, state: ChallengeState, waitMs: number, signal: AbortSignal) {
-  const moved = (): boolean => {
-    const action = engine.present(engine.getAction(principal, state.action), "mcp");
+async function leftChallenge(engine: Engine, principal: Principal, state: ChallengeState, waitMs: number, signal: AbortSignal): Promise<ActionRecord> {
+  const moved = async (): Promise<boolean> => {
+    const action = await engine.present(await engine.getAction(principal, state.action), "mcp");
     return action.status !== "needs_input" || !action.challenge || digest(action.challenge.sign_in_url) !== state.challenge;
   };
-  return new Promise<ReturnType<Engine["getAction"]>>((resolve) => {
+  return new Promise<ActionRecord>((resolve, reject) => {
+    let finished = false;
     const done = (): void => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
       stop();
       signal.removeEventListener("abort", done);
-      resolve(engine.getAction(principal, state.action));
+      engine.getAction(principal, state.action).then(resolve, reject);
     };
     const stop = engine.onChange((action) => {
-      if (action.id === state.action && moved()) done();
+      if (action.id === state.action) void moved().then((yes) => yes && done(), () => undefined);
     });
     const timer = setTimeout(done, waitMs);
     signal.addEventListener("abort", done, { once: true });
-    if (moved()) done();
+    // Looked at once listening: a change between the two is not missed.
+    void moved().then((yes) => yes && done(), () => undefined);
   });
 }
 

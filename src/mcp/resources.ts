@@ -31,16 +31,16 @@ function actionIdOf(uri: string): string {
 export function registerActionResources(mcp: McpServer, engine: Engine, principal: Principal, logger: Logger, options: { era: McpEra; follow: boolean }): () => void {
   const subscribed = new Set<string>();
 
-  const readAction = (uri: string) => {
-    const action = engine.present(engine.getAction(principal, actionIdOf(uri)), "mcp");
+  const readAction = async (uri: string) => {
+    const action = await engine.present(await engine.getAction(principal, actionIdOf(uri)), "mcp");
     return { contents: [{ uri: actionUri(action.id), mimeType: "application/json", text: JSON.stringify(action) }] };
   };
 
   mcp.registerResource(
     "action",
     new ResourceTemplate("action://{id}", {
-      list: () => ({
-        resources: engine.listActions(principal, { limit: RECENT_ACTIONS }).data.map((action) => ({
+      list: async () => ({
+        resources: (await engine.listActions(principal, { limit: RECENT_ACTIONS })).data.map((action) => ({
           uri: actionUri(action.id),
           name: action.id,
           title: `${action.type} on ${action.platform}: ${action.status}`,
@@ -63,9 +63,9 @@ export function registerActionResources(mcp: McpServer, engine: Engine, principa
   );
 
   if (options.era === "legacy") {
-    mcp.server.setRequestHandler("resources/subscribe", (request) => {
+    mcp.server.setRequestHandler("resources/subscribe", async (request) => {
       try {
-        const action = engine.getAction(principal, actionIdOf(request.params.uri));
+        const action = await engine.getAction(principal, actionIdOf(request.params.uri));
         // An action that has ended never changes again: nothing to wait for.
         if (!isTerminal(action.status)) subscribed.add(action.id);
         return {};

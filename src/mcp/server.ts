@@ -89,7 +89,7 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
     };
     try {
       const resumed = era === "modern" && tool.resume ? await resumeChallenge(engine, principal, tool.name, args, ctx, waitMs(asked)) : undefined;
-      const result: ToolResult<unknown> = resumed ? tool.resume!(resumed, context) : await tool.handle(args, context);
+      const result: ToolResult<unknown> = resumed ? await tool.resume!(resumed, context) : await tool.handle(args, context);
       if (result.action) {
         if (asTask) return createdTask(tool.name, { ...result, action: result.action });
         if (era === "legacy") offerChallenge(result.action, ctx);
@@ -107,11 +107,7 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
   }
 
   function offerChallenge(action: PublicAction, ctx: ServerContext): void {
-    try {
-      elicitor?.offer(action, ctx.mcpReq.id);
-    } catch (error) {
-      logger.warn({ err: error, action_id: action.id }, "challenge elicitation not offered");
-    }
+    elicitor?.offer(action, ctx.mcpReq.id).catch((error: unknown) => logger.warn({ err: error, action_id: action.id }, "challenge elicitation not offered"));
   }
 
   /** engine.waitFor, plus a progress notification per status change when the client sent a progress token. */
@@ -119,13 +115,19 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
     const progressToken = ctx.mcpReq._meta?.progressToken;
     if (progressToken === undefined || seconds <= 0) return engine.waitFor(actionId, seconds, ctx.mcpReq.signal);
     let progress = 0;
-    let last = engine.getAction(principal, actionId).status;
+    let last = (await engine.getAction(principal, actionId)).status;
+    // One report after another: a client refuses progress that goes backwards.
+    let sending = Promise.resolve();
     const report = (): void => {
-      const params = { progressToken, progress, message: progressMessage(engine.present(engine.getAction(principal, actionId), "mcp")) };
-      progress += 1;
-      ctx.mcpReq.notify({ method: "notifications/progress", params }).catch((error: unknown) => {
-        logger.debug({ err: error, action_id: actionId }, "progress not sent");
-      });
+      const step = progress++;
+      sending = sending
+        .then(async () => {
+          const action = await engine.present(await engine.getAction(principal, actionId), "mcp");
+          await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken, progress: step, message: progressMessage(action) } });
+        })
+        .catch((error: unknown) => {
+          logger.debug({ err: error, action_id: actionId }, "progress not sent");
+        });
     };
     report();
     const stop = engine.onChange((action) => {

@@ -148,12 +148,12 @@ export function registerTaskHandlers(mcp: McpServer, engine: Engine, principal: 
   mcp.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
 
   /** The task's tool and action, read as the caller: anything else is "not found", whatever the reason. */
-  function find(taskId: string, ctx: ServerContext): { tool: TaskTool; action: PublicAction } {
+  async function find(taskId: string, ctx: ServerContext): Promise<{ tool: TaskTool; action: PublicAction }> {
     if (!declaresTasks(ctx)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
     const match = TASK_ID.exec(taskId);
     if (!match) throw notFound();
     try {
-      return { tool: match[1] as TaskTool, action: engine.present(engine.getAction(principal, match[2]!), "mcp") };
+      return { tool: match[1] as TaskTool, action: await engine.present(await engine.getAction(principal, match[2]!), "mcp") };
     } catch (error) {
       const known = asAppError(error);
       // Another workspace's action, or an account outside the key's allow-list: no existence leak.
@@ -163,10 +163,10 @@ export function registerTaskHandlers(mcp: McpServer, engine: Engine, principal: 
   }
 
   /** Cancels the action unless it has ended (the extension's cancel is cooperative: an ended task stays as it ended). */
-  function cancel(action: PublicAction): void {
+  async function cancel(action: PublicAction): Promise<void> {
     if (isTerminal(action.status)) return;
     try {
-      engine.cancel(principal, action.id);
+      await engine.cancel(principal, action.id);
     } catch (error) {
       // It ended in the meantime: nothing to cancel.
       if (asAppError(error)?.code === "conflict") return;
@@ -179,16 +179,20 @@ export function registerTaskHandlers(mcp: McpServer, engine: Engine, principal: 
     return toMcpError(error);
   }
 
-  mcp.server.setRequestHandler("tasks/get", { params: TaskParams }, (params, ctx) => {
-    const { tool, action } = find(params.taskId, ctx);
+  mcp.server.setRequestHandler("tasks/get", { params: TaskParams }, async (params, ctx) => {
+    const { tool, action } = await find(params.taskId, ctx);
     const task = taskOf(tool, action);
     const detail =
-      task.status === "input_required" ? { inputRequests: challengeInputRequests(action) } : task.status === "completed" ? { result: toolResult(engine, principal, tool, action, ctx) } : {};
+      task.status === "input_required"
+        ? { inputRequests: challengeInputRequests(action) }
+        : task.status === "completed"
+          ? { result: await toolResult(engine, principal, tool, action, ctx) }
+          : {};
     return { resultType: "complete", ...task, ...detail };
   });
 
-  mcp.server.setRequestHandler("tasks/update", { params: TaskParams }, (params, ctx) => {
-    const { action } = find(params.taskId, ctx);
+  mcp.server.setRequestHandler("tasks/update", { params: TaskParams }, async (params, ctx) => {
+    const { action } = await find(params.taskId, ctx);
     // Only the open challenge's key counts: keys of earlier challenges, or none, are ignored.
     const open = statusOf(action) === "input_required" ? Object.keys(challengeInputRequests(action)) : [];
     const responses = ctx.mcpReq.inputResponses ?? {};
@@ -197,27 +201,27 @@ export function registerTaskHandlers(mcp: McpServer, engine: Engine, principal: 
       return response?.action === "decline" || response?.action === "cancel";
     });
     // An accept needs nothing from us: the person acts on the page the link opens.
-    if (declined) cancel(action);
+    if (declined) await cancel(action);
     return { resultType: "complete" };
   });
 
-  mcp.server.setRequestHandler("tasks/cancel", { params: TaskParams }, (params, ctx) => {
-    cancel(find(params.taskId, ctx).action);
+  mcp.server.setRequestHandler("tasks/cancel", { params: TaskParams }, async (params, ctx) => {
+    await cancel((await find(params.taskId, ctx)).action);
     return { resultType: "complete" };
   });
 }
 
 /** The full tools/call result the tool would return for the ended action (its `resume`, as a retried call gets it). */
-function toolResult(engine: Engine, principal: Principal, toolName: TaskTool, action: PublicAction, ctx: ServerContext): CallToolResult {
+async function toolResult(engine: Engine, principal: Principal, toolName: TaskTool, action: PublicAction, ctx: ServerContext): Promise<CallToolResult> {
   const tool = TOOLS.find((candidate) => candidate.name === toolName)!;
   const context: ToolContext = {
     engine,
     principal,
     signal: ctx.mcpReq.signal,
-    waitFor: (id) => Promise.resolve(engine.getAction(principal, id)),
+    waitFor: (id) => engine.getAction(principal, id),
     offerLink: () => undefined,
   };
-  return callToolResult(tool.resume!(action, context));
+  return callToolResult(await tool.resume!(action, context));
 }
 
 function notFound(): ProtocolError {

@@ -48,7 +48,7 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
    * The result for the action a call is about, when a client comes back for it: a 2026-era retry
    * after a challenge (`input-required.ts`). Tools without it never answer `input_required`.
    */
-  resume?(action: PublicAction, context: ToolContext): ToolResult<z.output<O>>;
+  resume?(action: PublicAction, context: ToolContext): ToolResult<z.output<O>> | Promise<ToolResult<z.output<O>>>;
 }
 
 /** A tool with its types erased, as the registry holds it (arguments are validated by `input` first). */
@@ -60,7 +60,7 @@ export interface Tool {
   output: z.ZodObject;
   annotations: ToolAnnotations;
   handle(args: unknown, context: ToolContext): Promise<ToolResult<unknown>>;
-  resume?(action: PublicAction, context: ToolContext): ToolResult<unknown>;
+  resume?(action: PublicAction, context: ToolContext): ToolResult<unknown> | Promise<ToolResult<unknown>>;
 }
 
 export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(definition: ToolDefinition<I, O>): Tool {

@@ -70,13 +70,13 @@ export function requireSession(options: WebOptions): MiddlewareHandler<WebEnv> {
   const { engine, limiter } = options;
   return async (c, next) => {
     const token = sessionToken(c);
-    const session = token ? engine.webSession(token) : undefined;
+    const session = token ? await engine.webSession(token) : undefined;
     if (!token || !session) {
       if (wantsJson(c)) throw new AppError("unauthorized", "Your session has ended: sign in again.");
       const back = c.req.method === "GET" ? `?next=${encodeURIComponent(c.req.path + (new URL(c.req.url).search || ""))}` : "";
       return c.redirect(`/app/sign-in${back}${token ? `${back ? "&" : "?"}ended=1` : ""}`, 303);
     }
-    const wait = limiter.take(callerOf(session.principal));
+    const wait = await limiter.take(callerOf(session.principal));
     if (wait > 0) {
       c.header("Retry-After", String(wait));
       throw tooManyRequests(wait);

@@ -17,8 +17,8 @@ export const accountRoutes = [
       "Stores the credentials encrypted; they are never returned. Without a password, the owner signs in by hand through a sign-in link. Run a `connect` action to sign in.",
     body: CreateAccountInput,
     responses: { 201: { description: "The account.", schema: AccountJson }, ...errorResponses(400, 401, 403, 422, 429) },
-    handle({ principal, body, engine }) {
-      return { status: 201, body: presentAccount(engine.createAccount(principal, body)) };
+    async handle({ principal, body, engine }) {
+      return { status: 201, body: presentAccount(await engine.createAccount(principal, body)) };
     },
   }),
   defineRoute({
@@ -27,8 +27,8 @@ export const accountRoutes = [
     tag: "accounts",
     summary: "List accounts",
     responses: { 200: { description: "Every account the key may see.", schema: listOf(AccountJson) }, ...errorResponses(401, 403, 429) },
-    handle({ principal, engine }) {
-      return { status: 200, body: { data: engine.listAccounts(principal).map(presentAccount) } };
+    async handle({ principal, engine }) {
+      return { status: 200, body: { data: (await engine.listAccounts(principal)).map(presentAccount) } };
     },
   }),
   defineRoute({
@@ -38,8 +38,8 @@ export const accountRoutes = [
     summary: "Get an account",
     params: IdParams,
     responses: { 200: { description: "The account.", schema: AccountJson }, ...errorResponses(401, 403, 404, 429) },
-    handle({ principal, params, engine }) {
-      return { status: 200, body: presentAccount(engine.getAccount(principal, params.id)) };
+    async handle({ principal, params, engine }) {
+      return { status: 200, body: presentAccount(await engine.getAccount(principal, params.id)) };
     },
   }),
   defineRoute({
@@ -51,8 +51,8 @@ export const accountRoutes = [
     params: IdParams,
     body: UpdateAccountInput,
     responses: { 200: { description: "The account.", schema: AccountJson }, ...errorResponses(400, 401, 403, 404, 422, 429) },
-    handle({ principal, params, body, engine }) {
-      return { status: 200, body: presentAccount(engine.updateAccount(principal, params.id, body)) };
+    async handle({ principal, params, body, engine }) {
+      return { status: 200, body: presentAccount(await engine.updateAccount(principal, params.id, body)) };
     },
   }),
   defineRoute({
@@ -83,8 +83,8 @@ accountRoutes.push(
       201: { description: "The link; it is shown only in this response.", schema: z.object({ url: z.url(), expires_at: z.iso.datetime() }) },
       ...errorResponses(401, 403, 404, 429),
     },
-    handle({ principal, params, engine }) {
-      return { status: 201, body: engine.createSignInLink(principal, params.id) };
+    async handle({ principal, params, engine }) {
+      return { status: 201, body: await engine.createSignInLink(principal, params.id) };
     },
   }),
 );

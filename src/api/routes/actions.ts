@@ -24,8 +24,8 @@ function signalIfWaiting(input: { query: { wait: number }; signal: AbortSignal }
   return input.query.wait > 0 ? input.signal : undefined;
 }
 
-function respond(engine: Engine, action: ActionRecord): { status: number; body?: unknown; json?: string } {
-  return isTerminal(action.status) ? { status: 200, json: engine.presentEnded(action) } : { status: 202, body: engine.present(action) };
+async function respond(engine: Engine, action: ActionRecord): Promise<{ status: number; body?: unknown; json?: string }> {
+  return isTerminal(action.status) ? { status: 200, json: await engine.presentEnded(action) } : { status: 202, body: await engine.present(action) };
 }
 
 export const actionRoutes = [
@@ -44,10 +44,10 @@ export const actionRoutes = [
       const { principal, body, query, headers, engine } = input;
       const settle = (action: ActionRecord): Promise<ActionRecord> => engine.waitFor(action.id, query.wait, signalIfWaiting(input));
       const key = headers.get("idempotency-key");
-      if (key === null) return respond(engine, await settle(engine.createAction(principal, body)));
+      if (key === null) return respond(engine, await settle(await engine.createAction(principal, body)));
       const { action, replayed } = await engine.createActionOnce(principal, parse(IdempotencyKey, key, "header"), body, settle);
       const replayHeader: Record<string, string> = replayed ? { "Idempotency-Replayed": "true" } : {};
-      return { ...respond(engine, action), headers: replayHeader };
+      return { ...(await respond(engine, action)), headers: replayHeader };
     },
   }),
   defineRoute({
@@ -58,9 +58,10 @@ export const actionRoutes = [
     description: "Newest first. Filter by `account_id` and `status`; follow `next_cursor` for the next page.",
     query: ListActionsQuery,
     responses: { 200: { description: "A page of actions.", schema: listOf(ActionJson) }, ...errorResponses(401, 403, 404, 422, 429) },
-    handle({ principal, query, engine }) {
-      const page = engine.listActions(principal, query);
-      return { status: 200, body: { data: page.data.map((action) => engine.present(action)), ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) } };
+    async handle({ principal, query, engine }) {
+      const page = await engine.listActions(principal, query);
+      const data = await Promise.all(page.data.map((action) => engine.present(action)));
+      return { status: 200, body: { data, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) } };
     },
   }),
   defineRoute({
@@ -73,7 +74,7 @@ export const actionRoutes = [
     responses: { ...actionResponses, ...errorResponses(401, 403, 404, 422, 429) },
     async handle(input) {
       const { principal, params, query, engine } = input;
-      const action = engine.getAction(principal, params.id);
+      const action = await engine.getAction(principal, params.id);
       // Without a wait, the action just read is the answer: no second read.
       return respond(engine, query.wait > 0 ? await engine.waitFor(action.id, query.wait, signalIfWaiting(input)) : action);
     },
@@ -91,7 +92,7 @@ export const actionRoutes = [
     responses: { ...actionResponses, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
     async handle(input) {
       const { principal, params, query, body, engine } = input;
-      const action = engine.answer(principal, params.id, body.answer);
+      const action = await engine.answer(principal, params.id, body.answer);
       return respond(engine, await engine.waitFor(action.id, query.wait, signalIfWaiting(input)));
     },
   }),
@@ -103,8 +104,8 @@ export const actionRoutes = [
     description: "Cancels a queued, running or needs_input action; its held credits are released. An action that has ended is a 409.",
     params: IdParams,
     responses: { 200: { description: "The canceled action.", schema: ActionJson }, ...errorResponses(401, 403, 404, 409, 429) },
-    handle({ principal, params, engine }) {
-      return { status: 200, body: engine.present(engine.cancel(principal, params.id)) };
+    async handle({ principal, params, engine }) {
+      return { status: 200, body: await engine.present(await engine.cancel(principal, params.id)) };
     },
   }),
 ];

@@ -13,8 +13,8 @@ export const creditRoutes = [
     tag: "credits",
     summary: "Credit balance",
     responses: { 200: { description: "The workspace's balance.", schema: CreditsJson }, ...errorResponses(401, 403, 429) },
-    handle({ principal, engine }) {
-      return { status: 200, body: { balance: engine.balance(principal) } };
+    async handle({ principal, engine }) {
+      return { status: 200, body: { balance: await engine.balance(principal) } };
     },
   }),
   defineRoute({

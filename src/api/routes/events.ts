@@ -35,8 +35,8 @@ export const eventRoutes = [
     tag: "events",
     summary: "List webhook endpoints",
     responses: { 200: { description: "Every endpoint of the workspace (never a secret).", schema: listOf(WebhookJson) }, ...errorResponses(401, 403, 429) },
-    handle({ principal, engine }) {
-      return { status: 200, body: { data: engine.listWebhooks(principal) } };
+    async handle({ principal, engine }) {
+      return { status: 200, body: { data: await engine.listWebhooks(principal) } };
     },
   }),
   defineRoute({
@@ -46,8 +46,8 @@ export const eventRoutes = [
     summary: "Delete a webhook endpoint",
     params: IdParams,
     responses: { 204: { description: "Deleted, with its deliveries." }, ...errorResponses(401, 403, 404, 429) },
-    handle({ principal, params, engine }) {
-      engine.deleteWebhook(principal, params.id);
+    async handle({ principal, params, engine }) {
+      await engine.deleteWebhook(principal, params.id);
       return { status: 204 };
     },
   }),
@@ -59,8 +59,8 @@ export const eventRoutes = [
     params: IdParams,
     query: Page,
     responses: { 200: { description: "Deliveries, newest event first.", schema: listOf(WebhookDeliveryJson) }, ...errorResponses(401, 403, 404, 422, 429) },
-    handle({ principal, params, query, engine }) {
-      return { status: 200, body: engine.webhookDeliveries(principal, params.id, query) };
+    async handle({ principal, params, query, engine }) {
+      return { status: 200, body: await engine.webhookDeliveries(principal, params.id, query) };
     },
   }),
   defineRoute({
@@ -70,8 +70,8 @@ export const eventRoutes = [
     summary: "Send a delivery again now",
     params: z.strictObject({ id: z.string().min(1).max(200), delivery_id: z.string().min(1).max(200) }),
     responses: { 202: { description: "Queued to be sent at once.", schema: WebhookDeliveryJson }, ...errorResponses(401, 403, 404, 409, 429) },
-    handle({ principal, params, engine }) {
-      return { status: 202, body: engine.retryWebhookDelivery(principal, params.id, params.delivery_id) };
+    async handle({ principal, params, engine }) {
+      return { status: 202, body: await engine.retryWebhookDelivery(principal, params.id, params.delivery_id) };
     },
   }),
   defineRoute({
@@ -84,9 +84,9 @@ export const eventRoutes = [
       "Send `Last-Event-ID` to resume after an event (kept 7 days); without it the stream starts now. A comment line every 15 s keeps it open.",
     headers: [{ name: "Last-Event-ID", description: "Resume after this event id." }],
     responses: { 200: { description: "The stream; each `data` is one Event.", schema: EventJson }, ...errorResponses(401, 403, 429) },
-    handle({ principal, headers, signal, engine }) {
+    async handle({ principal, headers, signal, engine }) {
       const after = headers.get("last-event-id") ?? undefined;
-      return { status: 200, events: engine.streamEvents(principal, { after: after?.trim() || undefined, signal }) };
+      return { status: 200, events: await engine.streamEvents(principal, { after: after?.trim() || undefined, signal }) };
     },
   }),
   defineRoute({
@@ -98,8 +98,8 @@ export const eventRoutes = [
       "What the seed means by \"send feedback\" (after `unsupported`, or a `browser_error` that repeats): kept with the action's platform, type and error, and the page at the failure when one was kept. Any key.",
     body: FeedbackInput,
     responses: { 201: { description: "The feedback as kept.", schema: FeedbackJson }, ...errorResponses(400, 401, 403, 404, 422, 429) },
-    handle({ principal, body, engine }) {
-      return { status: 201, body: engine.sendFeedback(principal, body) };
+    async handle({ principal, body, engine }) {
+      return { status: 201, body: await engine.sendFeedback(principal, body) };
     },
   }),
   defineRoute({
@@ -109,8 +109,8 @@ export const eventRoutes = [
     summary: "List feedback",
     query: Page,
     responses: { 200: { description: "The workspace's feedback, newest first (admin keys).", schema: listOf(FeedbackJson) }, ...errorResponses(401, 403, 422, 429) },
-    handle({ principal, query, engine }) {
-      return { status: 200, body: engine.listFeedback(principal, query) };
+    async handle({ principal, query, engine }) {
+      return { status: 200, body: await engine.listFeedback(principal, query) };
     },
   }),
   defineRoute({
@@ -121,8 +121,8 @@ export const eventRoutes = [
     description: "`image/png`, kept (sealed) for `ui_changed` and `browser_error` failures. Admin keys of the workspace only.",
     params: IdParams,
     responses: { 200: { description: "The PNG." }, ...errorResponses(401, 403, 404, 429) },
-    handle({ principal, params, engine }) {
-      return { status: 200, bytes: { body: engine.feedbackScreenshot(principal, params.id), type: "image/png" } };
+    async handle({ principal, params, engine }) {
+      return { status: 200, bytes: { body: await engine.feedbackScreenshot(principal, params.id), type: "image/png" } };
     },
   }),
 ];

@@ -23,7 +23,7 @@ export interface LiveHubOptions {
    * Takes the account's browser context for a sign-in page (DESIGN §3: a sign-in page and
    * an action never drive one context at once); false while an action runs or waits on it.
    */
-  holdAccount(accountId: string): boolean;
+  holdAccount(accountId: string): Promise<boolean>;
   releaseAccount(accountId: string): void;
   /** A sign-in page nobody has watched for this long is closed (default 30 s). */
   unwatchedMs?: number;
@@ -126,7 +126,7 @@ export class LiveHub {
     // One sign-in page per account: a newer link replaces an older one's page.
     await Promise.all([...this.#signIns.values()].filter((other) => other.accountId === account.id).map((other) => other.close()));
     await this.#makeRoomForKey(link.key_id);
-    if (!this.options.holdAccount(account.id)) return BUSY;
+    if (!(await this.options.holdAccount(account.id))) return BUSY;
     let page: Page | undefined;
     try {
       const context = await pool.acquire(account.id, () => undefined);

@@ -33,14 +33,14 @@ function secure(c: Context, nonce: string): void {
 }
 
 /** The live view's state as its page shows it. */
-export function liveState(engine: Engine, target: LiveTarget): Record<string, unknown> {
+export async function liveState(engine: Engine, target: LiveTarget): Promise<Record<string, unknown>> {
   if (target.kind === "sign_in") {
     const done = target.link.state === "completed";
     return { type: "state", platform: target.account.platform, username: target.account.username, status: done ? "connected" : "signing in", final: done, answerable: false, ...(done ? { outcome: "Signed in: the session is saved and the account is connected. You can close this page." } : {}) };
   }
-  const action = engine.store.actions.get(target.action.id)!;
-  const account = engine.store.accounts.get(action.account_id);
-  const challenge = engine.store.challenges.get(target.challenge.id)!;
+  const action = (await engine.store.actions.get(target.action.id))!;
+  const account = await engine.store.accounts.get(action.account_id);
+  const challenge = (await engine.store.challenges.get(target.challenge.id))!;
   const waiting = action.status === "needs_input" && challenge.state === "open";
   const outcome = isTerminal(action.status)
     ? action.status === "failed" && action.error_code
@@ -71,12 +71,12 @@ export function mountLive(
 ): (request: IncomingMessage, socket: Duplex, head: Buffer) => boolean {
   const { engine, hub, logger, limiter, policy } = options;
   /** Live links have no API key: each link is its own caller under the shared limiter. */
-  const take = (token: string): number => limiter.take(`live:${sha256(token)}`);
+  const take = (token: string): Promise<number> => limiter.take(`live:${sha256(token)}`);
 
   app.use("/live/*", async (c, next) => {
     const refusal = checkHostAndOrigin(c.req.raw.headers, policy, "the live browser");
     if (refusal) throw new AppError("forbidden", refusal);
-    const wait = take(c.req.path.split("/")[2] ?? "");
+    const wait = await take(c.req.path.split("/")[2] ?? "");
     if (wait > 0) {
       c.header("Retry-After", String(wait));
       throw tooManyRequests(wait);
@@ -85,53 +85,53 @@ export function mountLive(
   });
 
   app.use("/live/*", bodyLimit({ maxSize: 16 * 1024, onError: () => { throw new AppError("malformed_request", "The request body is too large."); } }));
-  const resolve = (c: Context, nonce = randomBytes(16).toString("base64")): LiveTarget | Response => {
+  const resolve = async (c: Context, nonce = randomBytes(16).toString("base64")): Promise<LiveTarget | Response> => {
     secure(c, nonce);
-    const target = engine.resolveLiveToken(c.req.param("token") ?? "");
+    const target = await engine.resolveLiveToken(c.req.param("token") ?? "");
     if (target === undefined) return c.html(messagePage(nonce, "Link not found", "This live-browser link does not exist. Ask for a new one."), 404);
     if (target === "expired") return c.html(messagePage(nonce, "Link expired", "This live-browser link has expired (links work for 30 minutes). Ask for a new one."), 410);
     return target;
   };
 
-  app.get("/live/:token", (c) => {
+  app.get("/live/:token", async (c) => {
     const nonce = randomBytes(16).toString("base64");
-    const target = resolve(c, nonce);
+    const target = await resolve(c, nonce);
     if (target instanceof Response) return target;
     return c.html(livePage(nonce, target.kind === "challenge" ? "Finish signing in" : "Sign in"));
   });
-  app.get("/live/:token/state", (c) => {
-    const target = resolve(c);
-    return target instanceof Response ? c.json({ error: { code: "not_found", message: "This link does not exist or has expired." } }, target.status as 404) : c.json(liveState(engine, target));
+  app.get("/live/:token/state", async (c) => {
+    const target = await resolve(c);
+    return target instanceof Response ? c.json({ error: { code: "not_found", message: "This link does not exist or has expired." } }, target.status as 404) : c.json(await liveState(engine, target));
   });
   app.post("/live/:token/answer", async (c) => {
-    const target = resolve(c);
+    const target = await resolve(c);
     if (target instanceof Response) return c.json({ error: { code: "not_found", message: "This link does not exist or has expired." } }, target.status as 404);
     if (target.kind !== "challenge") throw new AppError("conflict", "This link is for signing in by hand; there is nothing to answer.");
     const body = (await c.req.json().catch(() => undefined)) as { answer?: unknown } | undefined;
     const answer = typeof body?.answer === "string" ? body.answer.trim() : "";
     if (!answer || answer.length > 500) throw new AppError("invalid_request", "Enter the code.");
-    engine.answerFromLivePage(target, answer);
-    return c.json(liveState(engine, target), 202);
+    await engine.answerFromLivePage(target, answer);
+    return c.json(await liveState(engine, target), 202);
   });
 
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const serveViewer = async (socket: WebSocket, token: string, width: number, height: number): Promise<void> => {
-    const target = engine.resolveLiveToken(token);
+    const target = await engine.resolveLiveToken(token);
     if (!target || target === "expired") return socket.close(target ? 4410 : 4404, target ? "expired" : "not found");
     const send = (message: unknown): void => {
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
     };
-    send(liveState(engine, target));
+    send(await liveState(engine, target));
     const session = target.kind === "sign_in" ? await hub.signInSession(target) : undefined;
     const page = session ? ("page" in session ? session.page : session) : await hub.pageFor(target);
     if (!("goto" in page)) {
-      if (page.reason === "busy") send({ ...liveState(engine, target), outcome: page.message });
+      if (page.reason === "busy") send({ ...(await liveState(engine, target)), outcome: page.message });
       return socket.close(1000, page.reason === "busy" ? "busy" : "no page");
     }
     const cast = hub.screencast(page);
     const viewer: Viewer = { send, width, height };
     const watched = session && "page" in session ? session : undefined;
-    const notice = (message: string): void => send({ ...liveState(engine, target), outcome: message });
+    const notice = (message: string): void => void liveState(engine, target).then((state) => send({ ...state, outcome: message }), () => undefined);
     if (watched) {
       hub.watch(watched);
       watched.events.on("notice", notice);
@@ -140,9 +140,10 @@ export function mountLive(
       target.kind === "challenge"
         ? engine.onChange((action) => {
             if (action.id !== target.action.id) return;
-            const state = liveState(engine, target);
-            send(state);
-            if (state.final) socket.close(1000, "ended");
+            void liveState(engine, target).then((state) => {
+              send(state);
+              if (state.final) socket.close(1000, "ended");
+            }, () => undefined);
           })
         : () => undefined;
     socket.on("message", (data) => {
@@ -162,9 +163,12 @@ export function mountLive(
     });
     // The page closes when the action ends or the owner has signed in: say how it ended, then stop.
     page.once("close", () => {
-      const now = engine.resolveLiveToken(token);
-      if (now && now !== "expired") send(liveState(engine, now));
-      socket.close(1000, "page closed");
+      void (async () => {
+        const now = await engine.resolveLiveToken(token);
+        if (now && now !== "expired") send(await liveState(engine, now));
+      })()
+        .catch(() => undefined)
+        .finally(() => socket.close(1000, "page closed"));
     });
     await cast.add(viewer);
   };
@@ -175,17 +179,23 @@ export function mountLive(
     if (!match) return false;
     // A browser always sends Origin on a WebSocket: another site's page may not drive the live view.
     const refusal = checkHostAndOrigin({ get: (name) => headerOf(request, name) }, policy, "the live browser");
-    const wait = refusal ? 0 : take(match[1]!);
-    if (refusal || wait > 0) {
-      socket.end(refusal ? "HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n" : `HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${wait}\r\nConnection: close\r\n\r\n`);
-      return true;
-    }
     const size = (name: string): number => Math.min(4096, Math.max(320, Number(url.searchParams.get(name)) || 1280));
-    sockets.handleUpgrade(request, socket, head, (ws) => {
-      serveViewer(ws, match[1]!, size("w"), size("h")).catch((error: unknown) => {
-        logger.warn({ err: error }, "live view failed");
-        ws.close(1011, "live view failed");
+    // Ours from here: the rate limit (shared across coordinators) is asked, then the upgrade made or refused.
+    void (async () => {
+      const wait = refusal ? 0 : await take(match[1]!);
+      if (refusal || wait > 0) {
+        socket.end(refusal ? "HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n" : `HTTP/1.1 429 Too Many Requests\r\nRetry-After: ${wait}\r\nConnection: close\r\n\r\n`);
+        return;
+      }
+      sockets.handleUpgrade(request, socket, head, (ws) => {
+        serveViewer(ws, match[1]!, size("w"), size("h")).catch((error: unknown) => {
+          logger.warn({ err: error }, "live view failed");
+          ws.close(1011, "live view failed");
+        });
       });
+    })().catch((error: unknown) => {
+      logger.warn({ err: error }, "live view refused");
+      socket.destroy();
     });
     return true;
   };

@@ -27,28 +27,28 @@ export const accountTools = [
       sign_in_link: SignInLinkOutput.optional().describe("Where the owner signs in by hand: present when no password is stored, or the platform blocked the account."),
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-    resume(action, { engine, principal }) {
-      const account = presentAccount(engine.getAccount(principal, action.account_id));
+    async resume(action, { engine, principal }) {
+      const account = presentAccount(await engine.getAccount(principal, action.account_id));
       return { structured: { account, action }, text: `${describeAccount(account)}\n${describeAction(action)}`, action };
     },
     async handle({ wait_seconds, ...input }, { engine, principal, waitFor, offerLink }) {
-      const existing = engine.findAccount(principal, input.platform, input.username);
+      const existing = await engine.findAccount(principal, input.platform, input.username);
       const changes = { ...(input.password !== undefined ? { password: input.password } : {}), ...(input.totp_secret !== undefined ? { totp_secret: input.totp_secret } : {}) };
-      const record = existing ? (Object.keys(changes).length > 0 ? engine.updateAccount(principal, existing.id, changes) : existing) : engine.createAccount(principal, input);
+      const record = existing ? (Object.keys(changes).length > 0 ? await engine.updateAccount(principal, existing.id, changes) : existing) : await engine.createAccount(principal, input);
       const reused = existing ? `This workspace already had ${record.username} on ${record.platform}: reused account ${record.id}.\n` : "";
       if (!record.has_password && !record.has_session) {
-        const link = engine.createSignInLink(principal, record.id);
+        const link = await engine.createSignInLink(principal, record.id);
         offerLink(link.url, `Sign in to ${record.username} on ${record.platform} by hand, so the account can be connected.`);
         const account = presentAccount(record);
         return { structured: { account, sign_in_link: link }, text: `${reused}${describeAccount(account)}\n${describeLink(link, "No password is stored, so nothing was run and nothing was charged.")}` };
       }
-      const started = engine.createAction(principal, { account_id: record.id, type: "connect", params: {} });
-      const action = engine.present(await waitFor(started.id, wait_seconds), "mcp");
+      const started = await engine.createAction(principal, { account_id: record.id, type: "connect", params: {} });
+      const action = await engine.present(await waitFor(started.id, wait_seconds), "mcp");
       // Re-read: a finished connect marks the account connected and records its profile.
-      const account = presentAccount(engine.getAccount(principal, record.id));
+      const account = presentAccount(await engine.getAccount(principal, record.id));
       const text = `${reused}${describeAccount(account)}\n${describeAction(action)}`;
       if (action.status === "failed" && (action.error?.code === "account_blocked" || action.error?.code === "signed_out")) {
-        const link = engine.createSignInLink(principal, record.id);
+        const link = await engine.createSignInLink(principal, record.id);
         offerLink(link.url, `The platform needs ${record.username} to sign in by hand (${action.error.code}).`);
         return { structured: { account, action, sign_in_link: link }, text: `${text}\n${describeLink(link, "The link costs nothing.")}`, action };
       }
@@ -63,11 +63,11 @@ export const accountTools = [
     input: z.strictObject({ account_id: accountId, ...UpdateAccountInput.shape }),
     output: AccountOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    handle({ account_id, ...changes }, { engine, principal }) {
+    async handle({ account_id, ...changes }, { engine, principal }) {
       // The REST body schema carries the "at least one field" rule; apply it to the same fields.
       const parsed = UpdateAccountInput.safeParse(changes);
       if (!parsed.success) throw new AppError("invalid_request", parsed.error.issues.map((issue) => issue.message).join("; "));
-      const account = presentAccount(engine.updateAccount(principal, account_id, parsed.data));
+      const account = presentAccount(await engine.updateAccount(principal, account_id, parsed.data));
       return { structured: account, text: `Updated. ${describeAccount(account)}` };
     },
   }),
@@ -93,8 +93,8 @@ export const accountTools = [
     input: z.strictObject({ account_id: accountId }),
     output: SignInLinkOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    handle({ account_id }, { engine, principal, offerLink }) {
-      const link = engine.createSignInLink(principal, account_id);
+    async handle({ account_id }, { engine, principal, offerLink }) {
+      const link = await engine.createSignInLink(principal, account_id);
       offerLink(link.url, `Sign in to account ${account_id} by hand.`);
       return { structured: link, text: describeLink(link, `Sign-in link for account ${account_id}.`) };
     },
@@ -106,8 +106,8 @@ export const accountTools = [
     input: z.strictObject({}),
     output: listOf(AccountJson),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    handle(_args, { engine, principal }) {
-      const data = engine.listAccounts(principal).map(presentAccount);
+    async handle(_args, { engine, principal }) {
+      const data = (await engine.listAccounts(principal)).map(presentAccount);
       return { structured: { data }, text: data.length === 0 ? "No accounts yet: add one with connect_account." : data.map(describeAccount).join("\n") };
     },
   }),

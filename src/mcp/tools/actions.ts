@@ -13,7 +13,7 @@ function actionResult(action: PublicAction): ToolResult<PublicAction> {
 
 /** Waits for the action as asked and returns it with its summary. */
 async function settle(context: ToolContext, id: string, seconds: number, note?: string): Promise<ToolResult<PublicAction>> {
-  const action = context.engine.present(await context.waitFor(id, seconds), "mcp");
+  const action = await context.engine.present(await context.waitFor(id, seconds), "mcp");
   return { structured: action, text: note ? `${note}\n${describeAction(action)}` : describeAction(action), action };
 }
 
@@ -39,7 +39,7 @@ export const actionTools = [
     resume: actionResult,
     async handle({ idempotency_key, wait_seconds, ...body }, context) {
       const { engine, principal } = context;
-      if (idempotency_key === undefined) return settle(context, engine.createAction(principal, body).id, wait_seconds);
+      if (idempotency_key === undefined) return settle(context, (await engine.createAction(principal, body)).id, wait_seconds);
       const { action, replayed } = await engine.createActionOnce(principal, idempotency_key, body);
       return settle(context, action.id, wait_seconds, replayed ? `This idempotency_key already ran action ${action.id}; it was not run again.` : undefined);
     },
@@ -55,8 +55,8 @@ export const actionTools = [
     output: ActionOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     resume: actionResult,
-    handle({ action_id, answer, wait_seconds }, context) {
-      const action = context.engine.answer(context.principal, action_id, answer);
+    async handle({ action_id, answer, wait_seconds }, context) {
+      const action = await context.engine.answer(context.principal, action_id, answer);
       return settle(context, action.id, wait_seconds);
     },
   }),
@@ -69,8 +69,8 @@ export const actionTools = [
     output: ActionOutput,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     resume: actionResult,
-    handle({ action_id, wait_seconds }, context) {
-      return settle(context, context.engine.getAction(context.principal, action_id).id, wait_seconds);
+    async handle({ action_id, wait_seconds }, context) {
+      return settle(context, (await context.engine.getAction(context.principal, action_id)).id, wait_seconds);
     },
   }),
   defineTool({
@@ -81,8 +81,8 @@ export const actionTools = [
     input: z.strictObject({ action_id: actionId }),
     output: ActionOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    handle({ action_id }, { engine, principal }) {
-      const action = engine.present(engine.cancel(principal, action_id), "mcp");
+    async handle({ action_id }, { engine, principal }) {
+      const action = await engine.present(await engine.cancel(principal, action_id), "mcp");
       return { structured: action, text: describeAction(action), action };
     },
   }),
@@ -94,9 +94,9 @@ export const actionTools = [
     input: ListActionsQuery,
     output: listOf(ActionJson),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    handle(query, { engine, principal }) {
-      const page = engine.listActions(principal, query);
-      const data = page.data.map((action) => engine.present(action, "mcp"));
+    async handle(query, { engine, principal }) {
+      const page = await engine.listActions(principal, query);
+      const data = await Promise.all(page.data.map((action) => engine.present(action, "mcp")));
       return {
         structured: { data, ...(page.next_cursor ? { next_cursor: page.next_cursor } : {}) },
         text: describeActionList(data, page.next_cursor),

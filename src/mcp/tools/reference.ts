@@ -32,8 +32,8 @@ export const referenceTools = [
     input: z.strictObject({}),
     output: CreditsOutput,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    handle(_args, { engine, principal }) {
-      const balance = engine.balance(principal);
+    async handle(_args, { engine, principal }) {
+      const balance = await engine.balance(principal);
       return { structured: { balance }, text: `Balance: ${credits(balance)}. To add credits, call top_up_credits with the number of credits (paid with x402).` };
     },
   }),
@@ -45,7 +45,7 @@ export const referenceTools = [
     input: z.strictObject({}),
     output: listOf(PlatformJson),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    handle(_args, { engine }) {
+    async handle(_args, { engine }) {
       const data = engine.platforms();
       const text = data
         .map((platform) => {
@@ -87,7 +87,7 @@ export const referenceTools = [
           text: `Paid and settled (transaction ${outcome.transaction}): ${credits(outcome.credited)} added. Balance: ${credits(outcome.balance)}.`,
         };
       }
-      const balance = engine.balance(principal);
+      const balance = await engine.balance(principal);
       const header = encodePaymentRequiredHeader(outcome.paymentRequired);
       const wanted = outcome.paymentRequired.accepts[0]!;
       const ask =
@@ -108,8 +108,8 @@ export const referenceTools = [
     input: FeedbackInput,
     output: FeedbackOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    handle(args, { engine, principal }) {
-      const feedback = engine.sendFeedback(principal, args);
+    async handle(args, { engine, principal }) {
+      const feedback = await engine.sendFeedback(principal, args);
       return { structured: feedback, text: `Feedback ${feedback.id} sent${feedback.action_id ? ` about ${feedback.action_id}` : ""}${feedback.has_screenshot ? " (with a screenshot of the page at the failure)" : ""}. Thank you.` };
     },
   }),

@@ -21,10 +21,10 @@ type Refused = { message: string; errors: Record<string, string>; values: Record
 
 /** Accounts: the list, adding one, its page (connect, sign-in link, fixing credentials, removing). */
 export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
-  web.get("/accounts", (c) => {
+  web.get("/accounts", async (c) => {
     const { principal } = c.get("session");
-    const accounts = engine.listAccounts(principal);
-    return c.html(accountsPage(engine, c.get("viewer"), principal, accounts, { notice: NOTICES[c.req.query("done") ?? ""], live: liveFor(c, engine, ["account.updated:*"]) }));
+    const accounts = await engine.listAccounts(principal);
+    return c.html(accountsPage(engine, c.get("viewer"), principal, accounts, { notice: NOTICES[c.req.query("done") ?? ""], live: await liveFor(c, engine, ["account.updated:*"]) }));
   });
 
   web.post("/accounts", async (c) => {
@@ -37,24 +37,24 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
         { ...values, ...(form.get("password") ? { password: form.get("password") } : {}), ...(form.get("totp_secret").trim() ? { totp_secret: form.get("totp_secret") } : {}) },
         "body",
       );
-      const account = engine.createAccount(principal, input);
+      const account = await engine.createAccount(principal, input);
       return c.redirect(`/app/accounts/${account.id}?done=added`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || (error.code !== "invalid_request" && error.code !== "conflict")) throw error;
       // Secrets are never sent back, not even into the form they came from.
-      return c.html(accountsPage(engine, c.get("viewer"), principal, engine.listAccounts(principal), { refused: { message: error.message, errors: fieldErrors(error), values } }), error.httpStatus as 422);
+      return c.html(accountsPage(engine, c.get("viewer"), principal, await engine.listAccounts(principal), { refused: { message: error.message, errors: fieldErrors(error), values } }), error.httpStatus as 422);
     }
   });
 
-  web.get("/accounts/:id", (c) => {
+  web.get("/accounts/:id", async (c) => {
     const { principal } = c.get("session");
-    const account = engine.getAccount(principal, c.req.param("id"));
-    return c.html(accountPage(engine, c.get("viewer"), principal, account, { notice: NOTICES[c.req.query("done") ?? ""], live: liveFor(c, engine, [`account.updated:${account.id}`]) }));
+    const account = await engine.getAccount(principal, c.req.param("id"));
+    return c.html(await accountPage(engine, c.get("viewer"), principal, account, { notice: NOTICES[c.req.query("done") ?? ""], live: await liveFor(c, engine, [`account.updated:${account.id}`]) }));
   });
 
   web.post("/accounts/:id", async (c) => {
     const { principal } = c.get("session");
-    const account = engine.getAccount(principal, c.req.param("id"));
+    const account = await engine.getAccount(principal, c.req.param("id"));
     const form = await readForm(c);
     const username = form.get("username").trim();
     try {
@@ -67,35 +67,35 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
         },
         "body",
       );
-      engine.updateAccount(principal, account.id, input);
+      await engine.updateAccount(principal, account.id, input);
       return c.redirect(`/app/accounts/${account.id}?done=updated`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || (error.code !== "invalid_request" && error.code !== "conflict")) throw error;
-      return c.html(accountPage(engine, c.get("viewer"), principal, account, { refused: { message: error.message, errors: fieldErrors(error), values: { username } } }), error.httpStatus as 422);
+      return c.html(await accountPage(engine, c.get("viewer"), principal, account, { refused: { message: error.message, errors: fieldErrors(error), values: { username } } }), error.httpStatus as 422);
     }
   });
 
   web.post("/accounts/:id/connect", async (c) => {
     const { principal } = c.get("session");
     await readForm(c);
-    const action = engine.createAction(principal, { account_id: c.req.param("id"), type: "connect", params: {} });
+    const action = await engine.createAction(principal, { account_id: c.req.param("id"), type: "connect", params: {} });
     return c.redirect(`/app/actions/${action.id}`, 303);
   });
 
   web.post("/accounts/:id/sign-in-links", async (c) => {
     const { principal } = c.get("session");
     await readForm(c);
-    const account = engine.getAccount(principal, c.req.param("id"));
-    const link = engine.createSignInLink(principal, account.id);
-    return c.html(accountPage(engine, c.get("viewer"), principal, account, { link }));
+    const account = await engine.getAccount(principal, c.req.param("id"));
+    const link = await engine.createSignInLink(principal, account.id);
+    return c.html(await accountPage(engine, c.get("viewer"), principal, account, { link }));
   });
 
   web.post("/accounts/:id/delete", async (c) => {
     const { principal } = c.get("session");
-    const account = engine.getAccount(principal, c.req.param("id"));
+    const account = await engine.getAccount(principal, c.req.param("id"));
     const form = await readForm(c);
     if (form.get("confirm") !== "yes") {
-      return c.html(accountPage(engine, c.get("viewer"), principal, account, { removeError: "Tick the box to confirm: removing cannot be undone." }), 422);
+      return c.html(await accountPage(engine, c.get("viewer"), principal, account, { removeError: "Tick the box to confirm: removing cannot be undone." }), 422);
     }
     await engine.deleteAccount(principal, account.id);
     return c.redirect("/app/accounts?done=removed", 303);
@@ -146,14 +146,14 @@ ${may(principal, "manage_accounts")
   });
 }
 
-function accountPage(
+async function accountPage(
   engine: Engine,
   viewer: Viewer,
   principal: Principal,
   account: AccountRecord,
   options: { notice?: string | undefined; refused?: Refused; link?: { url: string; expires_at: string }; removeError?: string; live?: { watch: string; after: string } | undefined },
-): Html {
-  const recent = engine.listActions(principal, { account_id: account.id, limit: 10 }).data;
+): Promise<Html> {
+  const recent = (await engine.listActions(principal, { account_id: account.id, limit: 10 })).data;
   const refused = options.refused;
   return page({
     title: account.username,

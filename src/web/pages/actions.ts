@@ -31,11 +31,11 @@ function accountName(account: AccountRecord | undefined): string {
 
 /** The actions list, the run form, an action's page, and answering and canceling from it. */
 export function actionRoutes(web: Hono<WebEnv>, engine: Engine): void {
-  web.get("/actions", (c) => {
+  web.get("/actions", async (c) => {
     const { principal } = c.get("session");
     const query = parse(ListActionsQuery, pick(c, ["account_id", "status", "cursor"]), "query");
-    const page_ = engine.listActions(principal, query);
-    const accounts = new Map(engine.listAccounts(principal).map((account) => [account.id, account]));
+    const page_ = await engine.listActions(principal, query);
+    const accounts = new Map((await engine.listAccounts(principal)).map((account) => [account.id, account]));
     const next = page_.next_cursor ? `/app/actions?${new URLSearchParams({ ...pick(c, ["account_id", "status"]), cursor: page_.next_cursor })}` : undefined;
     return c.html(
       page({
@@ -44,7 +44,7 @@ export function actionRoutes(web: Hono<WebEnv>, engine: Engine): void {
         section: "actions",
         notice: undefined,
         // The newest page follows every action; an older one stays as it is.
-        live: query.cursor ? undefined : liveFor(c, engine, ["action.updated:*"]),
+        live: query.cursor ? undefined : await liveFor(c, engine, ["action.updated:*"]),
         body: html`<div class="actions-bar"><h1>Actions</h1>${may(principal, "act") ? html`<a class="button" href="/app/actions/new">Run an action</a>` : ""}</div>
 <form method="get" action="/app/actions" class="card row" aria-label="Filter actions">
   <div><label for="filter-account">Account</label><select id="filter-account" name="account_id">
@@ -74,31 +74,31 @@ ${next ? html`<p class="pager"><a href="${next}">Older actions</a></p>` : ""}`,
     );
   });
 
-  web.get("/actions/new", (c) => c.html(runForm(engine, c.get("viewer"), c.get("session").principal, { account_id: c.req.query("account_id") ?? "", type: c.req.query("type") ?? "" })));
+  web.get("/actions/new", async (c) => c.html(await runForm(engine, c.get("viewer"), c.get("session").principal, { account_id: c.req.query("account_id") ?? "", type: c.req.query("type") ?? "" })));
 
   web.post("/actions", async (c) => {
     const { principal } = c.get("session");
     const form = await readForm(c);
     const chosen = { account_id: form.get("account_id"), type: form.get("type") };
-    const schema = paramsSchema(engine, principal, chosen.account_id, chosen.type);
+    const schema = await paramsSchema(engine, principal, chosen.account_id, chosen.type);
     try {
       const params = form.get("params_json") ? parseJson(form.get("params_json")) : schema ? paramsFromForm(schema, form.get) : {};
       const input = parse(CreateActionInput, { ...chosen, params }, "body");
-      const action = engine.createAction(principal, input);
+      const action = await engine.createAction(principal, input);
       return c.redirect(`/app/actions/${action.id}`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || (error.code !== "invalid_request" && error.code !== "forbidden" && error.code !== "not_found")) throw error;
       const errors = fieldErrors(error, "body.params.");
       const values = schema ? submittedValues(schema, form.get) : {};
-      return c.html(runForm(engine, c.get("viewer"), principal, chosen, { message: error.message, errors: Object.fromEntries(Object.entries(errors).map(([path, message]) => [path.replace(/^params\./, ""), message])), values }), error.httpStatus as 422);
+      return c.html(await runForm(engine, c.get("viewer"), principal, chosen, { message: error.message, errors: Object.fromEntries(Object.entries(errors).map(([path, message]) => [path.replace(/^params\./, ""), message])), values }), error.httpStatus as 422);
     }
   });
 
-  web.get("/actions/:id", (c) => {
+  web.get("/actions/:id", async (c) => {
     const { principal } = c.get("session");
-    const record = engine.getAction(principal, c.req.param("id"));
-    const action = engine.present(record, "web");
-    const account = engine.listAccounts(principal).find((candidate) => candidate.id === record.account_id);
+    const record = await engine.getAction(principal, c.req.param("id"));
+    const action = await engine.present(record, "web");
+    const account = (await engine.listAccounts(principal)).find((candidate) => candidate.id === record.account_id);
     const done = c.req.query("done");
     return c.html(
       page({
@@ -106,7 +106,7 @@ ${next ? html`<p class="pager"><a href="${next}">Older actions</a></p>` : ""}`,
         viewer: c.get("viewer"),
         section: "actions",
         notice: done === "answered" ? "Answer sent: the action continues." : done === "canceled" ? "The action is canceled." : done === "feedback" ? "Feedback sent. Thank you." : undefined,
-        live: isTerminal(record.status) ? undefined : liveFor(c, engine, [`action.updated:${record.id}`]),
+        live: isTerminal(record.status) ? undefined : await liveFor(c, engine, [`action.updated:${record.id}`]),
         body: actionDetail(action, account, principal, c.get("viewer")),
       }),
     );
@@ -118,13 +118,13 @@ ${next ? html`<p class="pager"><a href="${next}">Older actions</a></p>` : ""}`,
     const form = await readForm(c);
     try {
       const { answer } = parse(AnswerInput, { answer: form.get("answer") }, "body");
-      engine.answer(principal, id, answer);
+      await engine.answer(principal, id, answer);
       return c.redirect(`/app/actions/${id}?done=answered`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || (error.code !== "invalid_request" && error.code !== "conflict")) throw error;
-      const record = engine.getAction(principal, id);
-      const account = engine.listAccounts(principal).find((candidate) => candidate.id === record.account_id);
-      const action = engine.present(record, "web");
+      const record = await engine.getAction(principal, id);
+      const account = (await engine.listAccounts(principal)).find((candidate) => candidate.id === record.account_id);
+      const action = await engine.present(record, "web");
       return c.html(page({ title: "Answer refused", viewer: c.get("viewer"), section: "actions", body: html`${errorBox(error.message)}${actionDetail(action, account, principal, c.get("viewer"))}` }), error.httpStatus as 422);
     }
   });
@@ -132,7 +132,7 @@ ${next ? html`<p class="pager"><a href="${next}">Older actions</a></p>` : ""}`,
   web.post("/actions/:id/cancel", async (c) => {
     const id = c.req.param("id");
     await readForm(c);
-    engine.cancel(c.get("session").principal, id);
+    await engine.cancel(c.get("session").principal, id);
     return c.redirect(`/app/actions/${id}?done=canceled`, 303);
   });
 }
@@ -150,8 +150,8 @@ function parseJson(text: string): unknown {
 }
 
 /** The params schema of a type on the account's platform, when both are known. */
-function paramsSchema(engine: Engine, principal: Principal, accountId: string, type: string): Record<string, unknown> | undefined {
-  const account = engine.listAccounts(principal).find((candidate) => candidate.id === accountId);
+async function paramsSchema(engine: Engine, principal: Principal, accountId: string, type: string): Promise<Record<string, unknown> | undefined> {
+  const account = (await engine.listAccounts(principal)).find((candidate) => candidate.id === accountId);
   const platform = account && engine.platforms().find((candidate) => candidate.name === account.platform);
   return platform?.actions.find((candidate) => candidate.type === type)?.params;
 }
@@ -160,14 +160,14 @@ function paramsSchema(engine: Engine, principal: Principal, accountId: string, t
  * The run form, built from the action reference: choose an account, then one of its platform's
  * types (the page shows that type's fields), then its params.
  */
-function runForm(
+async function runForm(
   engine: Engine,
   viewer: Viewer,
   principal: Principal,
   chosen: { account_id: string; type: string },
   refused?: { message: string; errors: Record<string, string>; values: Record<string, string> },
-): Html {
-  const accounts = engine.listAccounts(principal);
+): Promise<Html> {
+  const accounts = await engine.listAccounts(principal);
   const account = accounts.find((candidate) => candidate.id === chosen.account_id) ?? accounts[0];
   const platform: PlatformReference | undefined = account && engine.platforms().find((candidate) => candidate.name === account.platform);
   const type = platform?.actions.find((candidate) => candidate.type === chosen.type) ?? platform?.actions.find((candidate) => candidate.type !== "connect") ?? platform?.actions[0];

@@ -19,10 +19,10 @@ const TopUpRequest = z.strictObject({
 
 /** Credits: the balance, the ledger, and a top-up paid from a browser wallet. */
 export function creditRoutes(web: Hono<WebEnv>, engine: Engine): void {
-  web.get("/credits", (c) => {
+  web.get("/credits", async (c) => {
     const { principal } = c.get("session");
     const before = c.req.query("before");
-    const entries = engine.ledger(principal, { limit: PAGE_SIZE, before: before && /^\d{1,15}$/.test(before) ? Number(before) : undefined });
+    const entries = await engine.ledger(principal, { limit: PAGE_SIZE, before: before && /^\d{1,15}$/.test(before) ? Number(before) : undefined });
     const older = entries.length === PAGE_SIZE ? `/app/credits?before=${entries.at(-1)!.seq}` : undefined;
     return c.html(
       page({
@@ -34,7 +34,7 @@ export function creditRoutes(web: Hono<WebEnv>, engine: Engine): void {
 <div class="grid">
 <section class="card" aria-labelledby="balance-title">
   <h2 id="balance-title">Balance</h2>
-  <p class="big"><span id="balance">${engine.balance(principal)}</span> <span class="note">credits</span></p>
+  <p class="big"><span id="balance">${await engine.balance(principal)}</span> <span class="note">credits</span></p>
   <p class="note">An action holds its price when it starts; a free outcome (see the action reference) gives it back.</p>
 </section>
 ${may(principal, "pay") ? topUpCard(engine) : html`<p class="note">Only admin keys top up credits.</p>`}

@@ -20,37 +20,37 @@ const CreateKeyForm = z.strictObject({ role: z.enum(KEY_ROLES), account_ids: z.a
 
 /** API keys (admins): create (shown once), list, revoke — as `keys create | list | revoke` on the CLI. */
 export function keyRoutes(web: Hono<WebEnv>, engine: Engine): void {
-  web.get("/keys", (c) => c.html(keysPage(engine, c.get("viewer"), c.get("session").principal, c.get("session").principal.keyId, { notice: c.req.query("done") === "revoked" ? "Key revoked: every request with it is refused from now on." : undefined })));
+  web.get("/keys", async (c) => c.html(await keysPage(engine, c.get("viewer"), c.get("session").principal, c.get("session").principal.keyId, { notice: c.req.query("done") === "revoked" ? "Key revoked: every request with it is refused from now on." : undefined })));
 
   web.post("/keys", async (c) => {
     const { principal } = c.get("session");
     const form = await readForm(c);
     try {
       const input = parse(CreateKeyForm, { role: form.get("role"), account_ids: form.all("account_ids") }, "body");
-      const issued = engine.createWorkspaceKey(principal, { role: input.role, accountIds: input.account_ids.length > 0 ? input.account_ids : undefined });
-      return c.html(keysPage(engine, c.get("viewer"), principal, principal.keyId, { issued }), 201);
+      const issued = await engine.createWorkspaceKey(principal, { role: input.role, accountIds: input.account_ids.length > 0 ? input.account_ids : undefined });
+      return c.html(await keysPage(engine, c.get("viewer"), principal, principal.keyId, { issued }), 201);
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== "invalid_request") throw error;
-      return c.html(keysPage(engine, c.get("viewer"), principal, principal.keyId, { error: error.message }), 422);
+      return c.html(await keysPage(engine, c.get("viewer"), principal, principal.keyId, { error: error.message }), 422);
     }
   });
 
   web.post("/keys/:id/revoke", async (c) => {
     await readForm(c);
-    engine.revokeWorkspaceKey(c.get("session").principal, c.req.param("id"));
+    await engine.revokeWorkspaceKey(c.get("session").principal, c.req.param("id"));
     return c.redirect("/app/keys?done=revoked", 303);
   });
 }
 
-function keysPage(
+async function keysPage(
   engine: Engine,
   viewer: Viewer,
   principal: Principal,
   ownKeyId: string | undefined,
   options: { issued?: IssuedKey; error?: string; notice?: string | undefined },
-): Html {
-  const keys = engine.workspaceKeys(principal);
-  const accounts = engine.listAccounts(principal);
+): Promise<Html> {
+  const keys = await engine.workspaceKeys(principal);
+  const accounts = await engine.listAccounts(principal);
   const names = new Map(accounts.map((account) => [account.id, `${account.username} on ${account.platform}`]));
   return page({
     title: "API keys",

@@ -48,10 +48,10 @@ export function signInRoutes(web: Hono<WebEnv>, options: WebOptions): void {
   const { engine, limiter } = options;
   const secure = (): boolean => engine.core.publicUrl.startsWith("https:");
 
-  web.get("/sign-in", (c) => {
+  web.get("/sign-in", async (c) => {
     const token = sessionToken(c);
     const next = safeNext(c.req.query("next"));
-    if (token && engine.webSession(token)) return c.redirect(next, 303);
+    if (token && await engine.webSession(token)) return c.redirect(next, 303);
     const notice = c.req.query("ended") ? "Your session has ended: sign in again." : c.req.query("signed_out") ? "You are signed out." : undefined;
     return c.html(signInPage({ next, notice }));
   });
@@ -59,14 +59,14 @@ export function signInRoutes(web: Hono<WebEnv>, options: WebOptions): void {
   web.post("/sign-in", async (c) => {
     // Keys are not guessable, but a flood of attempts is still refused, per address.
     const address = remoteAddress(c);
-    const wait = limiter.take(`web-sign-in:${address}`);
+    const wait = await limiter.take(`web-sign-in:${address}`);
     if (wait > 0) {
       c.header("Retry-After", String(wait));
       throw tooManyRequests(wait);
     }
     const form = await readForm(c);
     const next = safeNext(form.get("next"));
-    const opened = engine.openWebSession(form.get("key"));
+    const opened = await engine.openWebSession(form.get("key"));
     if (!opened) return c.html(signInPage({ next, error: "That API key is not valid (or has been revoked)." }), 401);
     setSessionCookie(c, opened.token, secure());
     return c.redirect(next, 303);
@@ -76,9 +76,9 @@ export function signInRoutes(web: Hono<WebEnv>, options: WebOptions): void {
     const token = sessionToken(c);
     const form = await readForm(c);
     // Signing out is harmless, but only this app's own form may do it for you.
-    if (token && engine.webSession(token)) {
+    if (token && await engine.webSession(token)) {
       if (!engine.csrfTokenMatches(token, form.get("_csrf"))) throw new AppError("forbidden", "This form has expired or did not come from this app: reload the page and try again.");
-      engine.closeWebSession(token);
+      await engine.closeWebSession(token);
     }
     clearSessionCookie(c, secure());
     return c.redirect("/app/sign-in?signed_out=1", 303);
