@@ -1,5 +1,6 @@
 import type { Principal } from "../domain/keys.js";
 import type { PublicEvent } from "../domain/public.js";
+import type { EventRecord } from "../store/index.js";
 import { requirePermission } from "./access.js";
 import type { EngineCore } from "./core.js";
 import { presentEvent } from "./webhooks.js";
@@ -24,26 +25,38 @@ async function* followOutbox(core: EngineCore, principal: Principal, start: numb
   const { store } = core;
   let seq = start;
   while (!signal.aborted) {
-    const events = await store.events.after(principal.workspaceId, seq, 100, principal.accountIds);
+    // Listened for before the read (which awaits): a change committed while it runs is not missed.
+    const change = nextChange(core, signal);
+    let events: EventRecord[];
+    try {
+      events = await store.events.after(principal.workspaceId, seq, 100, principal.accountIds);
+      if (events.length === 0) await change.happened;
+    } finally {
+      change.stop();
+    }
     for (const event of events) {
       seq = event.seq;
       yield await presentEvent(core, event);
     }
-    if (events.length === 0) await nextChange(core, signal);
   }
 }
 
-/** Resolves at the next committed action change in this process, or after a short while (other processes). */
-function nextChange(core: EngineCore, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
+/**
+ * Resolves `happened` at the next committed action change in this process (or announced from
+ * another, `changes-elsewhere.ts`), or after a short while (a poll); `stop` stops listening.
+ */
+function nextChange(core: EngineCore, signal: AbortSignal): { happened: Promise<void>; stop: () => void } {
+  let stop!: () => void;
+  const happened = new Promise<void>((resolve) => {
+    stop = (): void => {
       clearTimeout(timer);
-      core.lifecycle.events.off("change", done);
-      signal.removeEventListener("abort", done);
+      core.lifecycle.events.off("change", stop);
+      signal.removeEventListener("abort", stop);
       resolve();
     };
-    const timer = setTimeout(done, POLL_MS);
-    core.lifecycle.events.on("change", done);
-    signal.addEventListener("abort", done, { once: true });
+    const timer = setTimeout(stop, POLL_MS);
+    core.lifecycle.events.on("change", stop);
+    signal.addEventListener("abort", stop, { once: true });
   });
+  return { happened, stop };
 }

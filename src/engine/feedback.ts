@@ -23,15 +23,15 @@ export async function sendFeedback(core: EngineCore, principal: Principal, input
   const action = input.action_id === undefined ? undefined : await visibleAction(core.store, principal, input.action_id);
   const id = newId("fbk");
   await core.store.feedback.insert({
-      id,
-      workspace_id: principal.workspaceId,
-      key_id: principal.keyId,
-      message: input.message,
-      action_id: action?.id,
-      platform: action?.platform,
-      type: action?.type,
-      error_code: action?.error_code,
-      error_message: action?.error_code ? action.error_message : undefined,
+    id,
+    workspace_id: principal.workspaceId,
+    key_id: principal.keyId,
+    message: input.message,
+    action_id: action?.id,
+    platform: action?.platform,
+    type: action?.type,
+    error_code: action?.error_code,
+    error_message: action?.error_code ? action.error_message : undefined,
     created_at: core.lifecycle.now(),
   });
   return presentFeedback((await core.store.feedback.get(id))!);

@@ -40,9 +40,10 @@ export class Lifecycle {
     return this.clock.now().toISOString();
   }
 
+  /** Tells listeners of the action as it now is, once the change has committed (outside any transaction). */
   async emit(actionId: string): Promise<void> {
     const action = await this.store.actions.get(actionId);
-    if (action) this.events.emit("change", action);
+    if (action) this.store.afterCommit(() => this.events.emit("change", action));
   }
 
   /**

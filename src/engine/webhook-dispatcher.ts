@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import type { Store, WebhookDeliveryRecord } from "../store/index.js";
@@ -46,6 +47,13 @@ export class WebhookDispatcher {
   #stopped = false;
   readonly #signers = new Map<string, Webhook>();
   readonly #write: DeliveryWriter;
+  /**
+   * A round, in the asynchronous context the dispatcher was made in. A kick can come from inside a
+   * transaction (a change announced by work that a caller's transaction wraps); a store call made
+   * from that context would join that transaction (`store.transaction` follows its work through
+   * awaits), so the round never starts in the context of whoever kicked.
+   */
+  readonly #round = AsyncResource.bind((): Promise<void> => this.#drain());
 
   constructor(
     private readonly parts: DispatcherParts,
@@ -68,7 +76,7 @@ export class WebhookDispatcher {
       this.#again = true;
       return;
     }
-    this.#running = this.#drain()
+    this.#running = this.#round()
       .catch((error: unknown) => this.parts.logger.warn({ err: error }, "webhook delivery round failed; the next one tries again"))
       .finally(() => {
         this.#running = undefined;

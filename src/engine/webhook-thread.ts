@@ -54,7 +54,11 @@ export class WebhookThread {
       : new Worker(ENTRY, { workerData: input });
     this.#worker = worker;
     // The thread's only messages are write requests: each is one short transaction here, answered by id.
-    worker.on("message", (request: WriteRequest) => void answerWrite(this.main, request).then((reply) => worker.postMessage(reply)));
+    worker.on("message", (request: WriteRequest) => {
+      answerWrite(this.main, request)
+        .then((reply) => worker.postMessage(reply))
+        .catch((error: unknown) => this.logger.warn({ err: error }, "the answer to a webhook delivery write could not be sent to the delivery thread"));
+    });
     worker.on("error", (error) => this.logger.warn({ err: error }, "the webhook delivery thread failed; it is started again"));
     worker.on("exit", (code) => {
       if (this.#worker === worker) this.#worker = undefined;

@@ -1,7 +1,8 @@
 /**
- * The webhook delivery thread's entry (`webhook-thread.ts` starts it): a read-only connection to the
- * store, the dispatcher, and a lower CPU priority for this thread alone. Its claims and records are
- * asked of the main thread (`webhook-writes.ts`), so this thread never holds the write lock.
+ * The webhook delivery thread's entry (`webhook-thread.ts` starts it): its own store (`openStore`,
+ * read-only on SQLite), the dispatcher, and a lower CPU priority for this thread alone. Its claims
+ * and records are asked of the main thread (`webhook-writes.ts`), on SQLite and PostgreSQL alike,
+ * so this thread never holds a write lock.
  */
 import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
@@ -42,7 +43,8 @@ async function run(port: MessagePort, input: WorkerInput): Promise<void> {
   // the writer in WAL mode. (PostgreSQL has no single write lock; the writes still go to the main thread.)
   store.sqlite?.pragma("query_only = ON");
   let publicUrl = input.publicUrl;
-  const parts = { store, write: writeThrough(port), clock: systemClock, logger: createLogger(input.logLevel), publicUrl: () => publicUrl };
+  const logger = createLogger(input.logLevel);
+  const parts = { store, write: writeThrough(port), clock: systemClock, logger, publicUrl: () => publicUrl };
   const dispatcher = new WebhookDispatcher(parts, input.options);
   dispatcher.start();
   port.on("message", (message: WorkerMessage | { type: "written" }) => {
@@ -52,6 +54,7 @@ async function run(port: MessagePort, input: WorkerInput): Promise<void> {
       void dispatcher
         .stop()
         .then(() => store.close())
+        .catch((error: unknown) => logger.warn({ err: error }, "the webhook delivery thread did not close its store cleanly"))
         .finally(() => port.close());
   });
 }

@@ -14,12 +14,15 @@ export const DISABLE_AFTER_MS = 72 * 60 * 60 * 1000;
 export type Attempt = { delivery: WebhookDeliveryRecord; result: AttemptResult };
 
 /**
- * Every write webhook delivery makes, each one short transaction on the store it is given: the dispatcher's claims (a lease, so several processes share the work) and the outcomes
- * of its attempts. Times are the dispatcher's (its clock), passed in as ISO strings.
+ * Every write webhook delivery makes, each one short transaction on the store it is given: the
+ * dispatcher's claims (a lease, so several processes share the work) and the outcomes of its
+ * attempts. Times are the dispatcher's (its clock), passed in as ISO strings.
  */
 export const DELIVERY_WRITES = {
+  // The claim locks the rows it takes (`FOR UPDATE SKIP LOCKED` on PostgreSQL), as the lifecycle's
+  // claim does: coordinators claiming at once take different deliveries rather than fail and retry.
   claim: (store: Store, input: { runnerId: string; now: string; leaseUntil: string; limit: number }): Promise<WebhookDeliveryRecord[]> =>
-    store.transaction(() => store.webhooks.claimDue(input.now, input.runnerId, input.leaseUntil, input.limit)),
+    store.transaction(() => store.webhooks.claimDue(input.now, input.runnerId, input.leaseUntil, input.limit), { locksRows: true }),
   record: (store: Store, input: { runnerId: string; now: string; retryDelaysMs: readonly number[] | undefined; attempts: readonly Attempt[] }): Promise<void> =>
     store.transaction(() => recordAttempts(store, input)),
 };

@@ -117,6 +117,16 @@ export class Store {
     return Number(row?.version ?? 0);
   }
 
+  /** Runs `callback` once what this context writes has committed (at once outside a transaction). */
+  afterCommit(callback: () => void): void {
+    this.#queries.afterCommit(callback);
+  }
+
+  /** Runs `work` outside any transaction of this context: what it starts does not join one. */
+  outside<T>(work: () => T): T {
+    return this.#queries.outside(work);
+  }
+
   /** Whether this asynchronous context is inside a transaction. */
   get inTransaction(): boolean {
     return this.#queries.inTransaction;

@@ -8,6 +8,8 @@ interface Scope {
   /** False once the transaction has ended: work that outlived it (a timer set inside) uses the database again. */
   open: boolean;
   savepoints: number;
+  /** What to do once the outermost transaction has committed (dropped if it rolls back). */
+  afterCommit: (() => void)[];
 }
 
 /**
@@ -37,19 +39,44 @@ export class Queries {
   transaction<T>(work: () => Promise<T>, options?: TransactionOptions): Promise<T> {
     const scope = this.#scope.getStore();
     if (scope?.open) return this.#savepoint(scope, work);
-    return this.adapter.transaction(async (db) => {
-      const opened: Scope = { db, open: true, savepoints: 0 };
+    let committed: Scope | undefined;
+    const result = this.adapter.transaction(async (db) => {
+      // A new scope per attempt: what a failed attempt asked to do after commit is forgotten with it.
+      const opened: Scope = { db, open: true, savepoints: 0, afterCommit: [] };
       try {
-        return await this.#scope.run(opened, work);
+        const value = await this.#scope.run(opened, work);
+        committed = opened;
+        return value;
       } finally {
         opened.open = false;
       }
     }, options);
+    return result.then((value) => {
+      for (const callback of committed?.afterCommit ?? []) this.outside(callback);
+      return value;
+    });
+  }
+
+  /**
+   * Runs `callback` once what this context writes is committed: at once outside a transaction,
+   * else after the outermost one commits (never, if it rolls back). Listeners told of a change
+   * then read it from any connection, on any machine.
+   */
+  afterCommit(callback: () => void): void {
+    const scope = this.#scope.getStore();
+    if (scope?.open) scope.afterCommit.push(callback);
+    else this.outside(callback);
+  }
+
+  /** Runs `work` outside any transaction of this context (what it starts does not join one). */
+  outside<T>(work: () => T): T {
+    return this.#scope.exit(work);
   }
 
   /** A transaction inside another: undone alone when its work throws, kept only if the outer one commits. */
   async #savepoint<T>(scope: Scope, work: () => Promise<T>): Promise<T> {
     const name = sql.raw(`nested_${++scope.savepoints}`);
+    const callbacks = scope.afterCommit.length;
     await sql`SAVEPOINT ${name}`.execute(scope.db);
     try {
       const result = await work();
@@ -58,6 +85,7 @@ export class Queries {
     } catch (error) {
       await sql`ROLLBACK TO SAVEPOINT ${name}`.execute(scope.db);
       await sql`RELEASE SAVEPOINT ${name}`.execute(scope.db);
+      scope.afterCommit.length = callbacks;
       throw error;
     } finally {
       scope.savepoints--;

@@ -1,8 +1,9 @@
-import { sql } from "kysely";
+import { sql, type ExpressionBuilder } from "kysely";
 import type { Sealer } from "../crypto.js";
 import type { Queries } from "../queries.js";
 import type { AccountRecord, AccountStatus } from "../records.js";
 import { orUndefined } from "../records.js";
+import type { Schema } from "../schema.js";
 
 interface AccountRow {
   id: string;
@@ -19,23 +20,28 @@ interface AccountRow {
   updated_at: string;
 }
 
-/** Whether a sealed column holds a value: 1 or 0 from either database. */
-const held = (column: "password_sealed" | "totp_sealed" | "session_sealed") => sql<number>`case when ${sql.ref(column)} is null then 0 else 1 end`;
+/**
+ * Whether a sealed column holds a value: 1 or 0 from either database (literals, not parameters,
+ * so PostgreSQL types the CASE as an integer). The secret itself is never read here.
+ */
+const held = (eb: ExpressionBuilder<Schema, "accounts">, column: "password_sealed" | "totp_sealed" | "session_sealed") =>
+  eb.case().when(column, "is", null).then(eb.lit(0)).else(eb.lit(1)).end();
 
-const COLUMNS = [
-  "id",
-  "workspace_id",
-  "platform",
-  "username",
-  held("password_sealed").as("has_password"),
-  held("totp_sealed").as("has_totp_secret"),
-  held("session_sealed").as("has_session"),
-  "status",
-  "profile",
-  "last_totp_step",
-  "created_at",
-  "updated_at",
-] as const;
+const COLUMNS = (eb: ExpressionBuilder<Schema, "accounts">) =>
+  [
+    "id",
+    "workspace_id",
+    "platform",
+    "username",
+    held(eb, "password_sealed").as("has_password"),
+    held(eb, "totp_sealed").as("has_totp_secret"),
+    held(eb, "session_sealed").as("has_session"),
+    "status",
+    "profile",
+    "last_totp_step",
+    "created_at",
+    "updated_at",
+  ] as const;
 
 function toAccount(row: AccountRow): AccountRecord {
   const profile = orUndefined(row.profile);
@@ -76,7 +82,11 @@ export class AccountRepository {
     return row && toAccount(row);
   }
 
-  /** In the order they were added (`rowid`: SQLite's own, an identity column on PostgreSQL). */
+  /**
+   * In the order they were added: by `created_at`, then `rowid` (SQLite's own; on PostgreSQL an
+   * identity column of that name, `migrations/postgres`), so accounts added in one millisecond
+   * keep their order.
+   */
   async list(workspaceId: string, allowed: readonly string[] | undefined): Promise<AccountRecord[]> {
     const rows = await this.q.db
       .selectFrom("accounts")

@@ -166,7 +166,7 @@ export class ActionRepository {
       .where("account_id", "=", action.account_id)
       .where("id", "!=", action.id)
       .where(({ or, and, eb }) => or([eb("status", "in", ACTIVE), and([eb("status", "=", "queued"), eb("seq", "<", action.seq)])]))
-      .orderBy((eb) => eb.case().when("status", "=", "queued").then(1).else(0).end())
+      .orderBy((eb) => eb.case().when("status", "=", "queued").then(eb.lit(1)).else(eb.lit(0)).end())
       .orderBy("seq")
       .limit(1)
       .executeTakeFirst();

@@ -33,7 +33,10 @@ export class ChallengeRepository {
     return row && toChallenge(row);
   }
 
-  /** The newest challenge of an action (`rowid` breaks ties: SQLite's own, an identity column on PostgreSQL). */
+  /**
+   * The newest challenge of an action: ties in `created_at` (a fake clock, a challenge asked afresh
+   * at once) go by `rowid`, SQLite's own and on PostgreSQL an identity column of that name.
+   */
   async latestOf(actionId: string): Promise<ChallengeRecord | undefined> {
     const row = await this.q.db
       .selectFrom("challenges")

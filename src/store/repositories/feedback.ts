@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Expression, type SqlBool } from "kysely";
+import type { ExpressionBuilder, Expression, SqlBool } from "kysely";
 import type { Sealer } from "../crypto.js";
 import type { Queries } from "../queries.js";
 import type { Schema } from "../schema.js";
@@ -69,7 +69,7 @@ export class FeedbackRepository {
       .selectFrom("feedback as f")
       .leftJoin("failure_screenshots as s", "s.action_id", "f.action_id")
       .selectAll("f")
-      .select(sql<number>`case when s.action_id is null then 0 else 1 end`.as("has_screenshot"))
+      .select((eb) => eb.case().when("s.action_id", "is", null).then(eb.lit(0)).else(eb.lit(1)).end().as("has_screenshot"))
       .where(where)
       .orderBy("f.created_at", "desc")
       .orderBy("f.id", "desc");

@@ -1,4 +1,3 @@
-import { sql } from "kysely";
 import type { LedgerKind } from "../../domain/credits.js";
 import type { Queries } from "../queries.js";
 import type { LedgerEntry } from "../records.js";
@@ -28,7 +27,8 @@ export class LedgerRepository {
   async sum(workspaceId: string): Promise<number> {
     const row = await this.q.db
       .selectFrom("credit_ledger")
-      .select(sql<number>`coalesce(sum(amount), 0)`.as("total"))
+      // Cast: a sum is bigint or numeric on PostgreSQL whatever the column; bigint comes back a number (an integer on SQLite).
+      .select((eb) => eb.cast<number>(eb.fn.coalesce(eb.fn.sum("amount"), eb.lit(0)), "bigint").as("total"))
       .where("workspace_id", "=", workspaceId)
       .executeTakeFirst();
     return Number(row?.total ?? 0);
@@ -41,14 +41,9 @@ export class LedgerRepository {
 
   /** Newest first: up to `limit` entries older than `beforeSeq` (from the newest when absent). */
   async newest(workspaceId: string, limit: number, beforeSeq?: number): Promise<LedgerEntry[]> {
-    const rows = await this.q.db
-      .selectFrom("credit_ledger")
-      .selectAll()
-      .where("workspace_id", "=", workspaceId)
-      .where("seq", "<", beforeSeq ?? Number.MAX_SAFE_INTEGER)
-      .orderBy("seq", "desc")
-      .limit(limit)
-      .execute();
+    let query = this.q.db.selectFrom("credit_ledger").selectAll().where("workspace_id", "=", workspaceId);
+    if (beforeSeq !== undefined) query = query.where("seq", "<", beforeSeq);
+    const rows = await query.orderBy("seq", "desc").limit(limit).execute();
     return rows.map(toEntry);
   }
 

@@ -196,8 +196,10 @@ export class WebhookRepository {
     const ids = (await query.execute()).map((row) => row.id);
     if (ids.length === 0) return [];
     await this.q.db.updateTable("webhook_deliveries").set({ leased_by: runnerId, leased_until: leaseUntil }).where("id", "in", ids).execute();
-    const deliveries = await Promise.all(ids.map((id) => this.delivery(id)));
-    return deliveries.map((delivery) => delivery!);
+    const rows = await this.q.db.selectFrom("webhook_deliveries as d").innerJoin("events as e", "e.seq", "d.event_seq").select(DELIVERY_COLUMNS).where("d.id", "in", ids).execute();
+    const byId = new Map(rows.map((row) => [row.id, undefinedForNull(row) as unknown as WebhookDeliveryRecord]));
+    // In the order claimed (due first), as the ids were read.
+    return ids.map((id) => byId.get(id)!);
   }
 
   async delivery(id: string): Promise<WebhookDeliveryRecord | undefined> {
@@ -212,15 +214,13 @@ export class WebhookRepository {
 
   /** An endpoint's deliveries, newest first, a page at a time. */
   async deliveries(endpointId: string, limit: number, beforeSeq?: number): Promise<WebhookDeliveryRecord[]> {
-    const rows = await this.q.db
+    let query = this.q.db
       .selectFrom("webhook_deliveries as d")
       .innerJoin("events as e", "e.seq", "d.event_seq")
       .select(DELIVERY_COLUMNS)
-      .where("d.endpoint_id", "=", endpointId)
-      .where("d.event_seq", "<", beforeSeq ?? Number.MAX_SAFE_INTEGER)
-      .orderBy("d.event_seq", "desc")
-      .limit(limit)
-      .execute();
+      .where("d.endpoint_id", "=", endpointId);
+    if (beforeSeq !== undefined) query = query.where("d.event_seq", "<", beforeSeq);
+    const rows = await query.orderBy("d.event_seq", "desc").limit(limit).execute();
     return rows.map((row) => undefinedForNull(row) as unknown as WebhookDeliveryRecord);
   }
 

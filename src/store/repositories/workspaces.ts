@@ -26,7 +26,10 @@ function toKey(row: KeyRow): KeyRecord {
 
 const WORKSPACE = ["id", "name", "balance", "created_at"] as const;
 
-/** Workspaces and their keys. Ties in `created_at` go by `rowid`: SQLite's own, an identity column on PostgreSQL. */
+/**
+ * Workspaces and their keys. Ties in `created_at` go by `rowid`: SQLite's own, on PostgreSQL an
+ * identity column of that name (`migrations/postgres`), so rows keep the order they were added in.
+ */
 export class WorkspaceRepository {
   constructor(private readonly q: Queries) {}
 
