@@ -12,7 +12,7 @@
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { updateAccountStatus } from "../src/engine/outbox.js";
-import { Sealer, Store, loadMasterKey, openDatabase, retryWhileBusy } from "../src/store/index.js";
+import { Sealer, Store, loadMasterKey, openStore, retryWhileBusy } from "../src/store/index.js";
 
 /** Bench → writer. */
 export type WriterCommand = { type: "open"; dataDir: string; accountIds: string[] } | { type: "start"; perSecond: number } | { type: "stop" };
@@ -31,9 +31,11 @@ function writer(): void {
   let stopping = false;
   process.on("message", (command: WriterCommand) => {
     if (command.type === "open") {
-      store = new Store(openDatabase(join(command.dataDir, "action-service.db")), new Sealer(loadMasterKey(command.dataDir, undefined)));
-      accountIds = command.accountIds;
-      send({ type: "opened" });
+      void openStore({ sqliteFile: join(command.dataDir, "action-service.db") }, new Sealer(loadMasterKey(command.dataDir, undefined))).then((opened) => {
+        store = opened;
+        accountIds = command.accountIds;
+        send({ type: "opened" });
+      });
     } else if (command.type === "start") {
       stopping = false;
       void writeAtRate(store!, accountIds, command.perSecond, () => stopping).then(send);
@@ -60,10 +62,10 @@ async function writeAtRate(store: Store, accountIds: readonly string[], perSecon
     while (events < due) {
       const accountId = accountIds[events % accountIds.length]!;
       await retryWhileBusy(
-        () =>
-          store.transaction(() => {
-            const status = store.accounts.get(accountId)!.status === "connected" ? "signed_out" : "connected";
-            updateAccountStatus(store, accountId, { status }, new Date().toISOString());
+        async () =>
+          await store.transaction(async () => {
+            const status = (await store.accounts.get(accountId))!.status === "connected" ? "signed_out" : "connected";
+            await updateAccountStatus(store, accountId, { status }, new Date().toISOString());
           }),
         { onBusy: () => void (busyRetries += 1) },
       );

@@ -103,8 +103,8 @@ function ask<R extends { type: string }, T extends R["type"]>(child: ChildProces
 const counted = (consumer: ChildProcess): Promise<Extract<ConsumerReport, { type: "counted" }>> => ask<ConsumerReport, "counted">(consumer, { type: "count" }, "counted");
 
 /** Deliveries not yet sent (read-only, on the service's own connection). */
-function pendingDeliveries(live: LiveService): number {
-  return live.server.service.store.db.prepare("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'").pluck().get() as number;
+async function pendingDeliveries(live: LiveService): Promise<number> {
+  return live.server.service.store.webhooks.pendingCount();
 }
 
 let serial = 0;
@@ -188,7 +188,7 @@ export async function eventLoad(rounds = Number(process.env.BENCH_EVENT_ROUNDS ?
     // The writer's subjects are accounts of their own: the workers' runs never see its changes.
     const subjects = await Promise.all(Array.from({ length: SUBJECTS }, async () => live.account(await user(live))));
     const { store } = live.server.service;
-    const workspaceId = store.accounts.get(workers[0]!)!.workspace_id;
+    const workspaceId = (await store.accounts.get(workers[0]!))!.workspace_id;
     const { receiverUrl } = await ask<ConsumerReport, "listening">(consumer, { type: "connect", serviceUrl: live.url, key: live.key }, "listening");
     const hook = WEBHOOK ? await live.api("POST", "/v1/webhooks", { url: receiverUrl }) : undefined;
     if (hook && hook.status !== 201) throw new Error(`POST /v1/webhooks: ${hook.status} ${JSON.stringify(hook.json)}`);
@@ -241,12 +241,12 @@ export async function eventLoad(rounds = Number(process.env.BENCH_EVENT_ROUNDS ?
       received.seconds += windowSeconds;
 
       // The next quiet round must not inherit this one's work: every delivery sent, the stream at the newest event.
-      const left = pendingDeliveries(live);
+      const left = await pendingDeliveries(live);
       backlog = Math.max(backlog, left);
       const drainStart = performance.now();
       const caughtUp = async (): Promise<boolean> => {
         const { lastEventId } = await counted(consumer);
-        return pendingDeliveries(live) === 0 && lastEventId !== undefined && store.events.seqOf(workspaceId, lastEventId) === store.events.latestSeq(workspaceId);
+        return (await pendingDeliveries(live)) === 0 && lastEventId !== undefined && (await store.events.seqOf(workspaceId, lastEventId)) === (await store.events.latestSeq(workspaceId));
       };
       // Looked at once a second: counting a backlog of 100,000 rows is itself work on the service's loop.
       while (!(await caughtUp())) {

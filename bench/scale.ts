@@ -16,7 +16,7 @@ import { runInNewContext } from "node:vm";
 import { issueKey } from "../src/engine/keys.js";
 import { newId } from "../src/engine/ids.js";
 import { startSandbox } from "../src/sandbox/index.js";
-import { Sealer, Store, loadMasterKey, openDatabase, randomToken } from "../src/store/index.js";
+import { Sealer, loadMasterKey, openStore, randomToken } from "../src/store/index.js";
 import type { ActionRecord } from "../src/store/records.js";
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { CLI, freePort } from "../test/helpers/processes.js";
@@ -116,21 +116,21 @@ export async function connectedMany(count = Number(process.env.BENCH_CONNECTED ?
     const handle = await user(live);
     const signedIn = await live.account(handle);
     if ((await live.run(signedIn, "connect")).status !== "succeeded") throw new Error("connect failed");
-    const session = store.accounts.getSecret(signedIn, "session")!;
-    const profile = store.accounts.get(signedIn)!.profile;
-    const workspaceId = store.workspaces.first()!.id;
+    const session = (await store.accounts.getSecret(signedIn, "session"))!;
+    const profile = (await store.accounts.get(signedIn))!.profile;
+    const workspaceId = (await store.workspaces.first())!.id;
     // Each a row of its own with the signed-in user's session sealed to it, as a connect leaves it.
-    const addAccounts = (howMany: number): string[] => {
+    const addAccounts = async (howMany: number): Promise<string[]> => {
       const ids: string[] = [];
       for (let i = 0; i < howMany; i += 500) {
-        store.transaction(() => {
+        await store.transaction(async () => {
           for (let j = i; j < Math.min(howMany, i + 500); j++) {
             const id = newId("acc");
             const now = new Date().toISOString();
-            store.accounts.insert({ id, workspace_id: workspaceId, platform: "sandbox", username: handle, created_at: now });
-            store.accounts.setSecret(id, "password", "sandbox-password", now);
-            store.accounts.setSecret(id, "session", session, now);
-            store.accounts.update(id, { status: "connected", ...(profile ? { profile } : {}) }, now);
+            await store.accounts.insert({ id, workspace_id: workspaceId, platform: "sandbox", username: handle, created_at: now });
+            await store.accounts.setSecret(id, "password", "sandbox-password", now);
+            await store.accounts.setSecret(id, "session", session, now);
+            await store.accounts.update(id, { status: "connected", ...(profile ? { profile } : {}) }, now);
             ids.push(id);
           }
         });
@@ -165,8 +165,8 @@ export async function connectedMany(count = Number(process.env.BENCH_CONNECTED ?
       await live.until(() => live.server.pool.size === 0, (idleSeconds + 20) * 1000);
       return { cold, warm, memory: await settledMemoryMb() };
     };
-    const few = await phase(addAccounts(samples + 2));
-    const many = await phase(addAccounts(count));
+    const few = await phase(await addAccounts(samples + 2));
+    const many = await phase(await addAccounts(count));
     const perAccount = (mb: number): number => (mb * 1024) / count;
     return {
       count,
@@ -193,25 +193,25 @@ const STORAGE_STATE = JSON.stringify({
  * actions, the newest 1,000 of them (at most 1%) unfinished — queued, running and needs_input
  * (with an open challenge) — held by a runner whose process is gone. Written through the Store.
  */
-function seedDataDir(dataDir: string, accounts: number, actions: number): void {
-  const store = new Store(openDatabase(join(dataDir, "action-service.db")), new Sealer(loadMasterKey(dataDir, undefined)));
+async function seedDataDir(dataDir: string, accounts: number, actions: number): Promise<void> {
+  const store = await openStore({ sqliteFile: join(dataDir, "action-service.db") }, new Sealer(loadMasterKey(dataDir, undefined)));
   try {
     const start = Date.now() - 30 * 86_400_000;
     const at = (ms: number): string => new Date(ms).toISOString();
-    const workspaceId = issueKey(store, { role: "admin", freeCredits: 1_000_000, now: at(start) }).workspace.id;
+    const workspaceId = (await issueKey(store, { role: "admin", freeCredits: 1_000_000, now: at(start) })).workspace.id;
     const runnerId = newId("run");
     const deadPid = spawnSync("true").pid!;
-    store.runners.register({ id: runnerId, kind: "serve", host: hostname(), pid: deadPid, public_url: null, started_at: at(start), lease_expires_at: at(Date.now() + 3_600_000) });
+    await store.runners.register({ id: runnerId, kind: "serve", host: hostname(), pid: deadPid, public_url: null, started_at: at(start), lease_expires_at: at(Date.now() + 3_600_000) });
     const accountIds: string[] = [];
     for (let i = 0; i < accounts; i += 1_000) {
-      store.transaction(() => {
+      await store.transaction(async () => {
         for (let j = i; j < Math.min(accounts, i + 1_000); j++) {
           const id = newId("acc");
           const now = at(start + j);
-          store.accounts.insert({ id, workspace_id: workspaceId, platform: "sandbox", username: `user${j}`, created_at: now });
-          store.accounts.setSecret(id, "password", "sandbox-password", now);
-          store.accounts.setSecret(id, "session", STORAGE_STATE, now);
-          store.accounts.update(id, { status: "connected", profile: { handle: `user${j}`, name: `User ${j}` } }, now);
+          await store.accounts.insert({ id, workspace_id: workspaceId, platform: "sandbox", username: `user${j}`, created_at: now });
+          await store.accounts.setSecret(id, "password", "sandbox-password", now);
+          await store.accounts.setSecret(id, "session", STORAGE_STATE, now);
+          await store.accounts.update(id, { status: "connected", profile: { handle: `user${j}`, name: `User ${j}` } }, now);
           accountIds.push(id);
         }
       });
@@ -219,7 +219,7 @@ function seedDataDir(dataDir: string, accounts: number, actions: number): void {
     const unfinished = Math.min(1_000, Math.floor(actions / 100));
     const step = (Date.now() - 60_000 - start) / actions;
     for (let i = 0; i < actions; i += 5_000) {
-      store.transaction(() => {
+      await store.transaction(async () => {
         for (let k = i; k < Math.min(actions, i + 5_000); k++) {
           const created = start + k * step;
           const left = actions - k; // 1 for the newest
@@ -227,7 +227,7 @@ function seedDataDir(dataDir: string, accounts: number, actions: number): void {
             left <= unfinished * 0.3 ? "needs_input" : left <= unfinished * 0.6 ? "running" : left <= unfinished ? "queued" : k % 50 === 0 ? "failed" : k % 97 === 0 ? "canceled" : "succeeded";
           const ended = status === "succeeded" || status === "failed" || status === "canceled";
           const id = newId("act");
-          store.actions.insert({
+          await store.actions.insert({
             id,
             workspace_id: workspaceId,
             account_id: accountIds[k % accountIds.length]!,
@@ -242,13 +242,14 @@ function seedDataDir(dataDir: string, accounts: number, actions: number): void {
             cost: status === "succeeded" ? 1 : 0,
             held: !ended,
             runner_id: status === "running" || status === "needs_input" ? runnerId : undefined,
+            lease: 1,
             committed_at: undefined,
             created_at: at(created),
             updated_at: at(created + 2_000),
             finished_at: ended ? at(created + 2_000) : undefined,
           });
           if (status === "needs_input") {
-            store.challenges.insert(
+            await store.challenges.insert(
               {
                 id: newId("chl"),
                 action_id: id,
@@ -266,9 +267,9 @@ function seedDataDir(dataDir: string, accounts: number, actions: number): void {
         }
       });
     }
-    store.db.pragma("wal_checkpoint(TRUNCATE)");
+    store.sqlite!.pragma("wal_checkpoint(TRUNCATE)");
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -309,7 +310,7 @@ export async function startUp(
   try {
     const seeded = join(root, "seeded");
     const seedStart = performance.now();
-    seedDataDir(seeded, accounts, actions);
+    await seedDataDir(seeded, accounts, actions);
     const seedSeconds = (performance.now() - seedStart) / 1000;
     // A start recovers what it finds, so each loaded start gets its own copy of the crashed data dir.
     const profileDir = process.env.BENCH_STARTUP_CPU_PROF;

@@ -6,9 +6,9 @@ import { ScriptedExecutor, eventually } from "../helpers/scripted-executor.js";
 let h: Harness;
 afterEach(() => h.destroy());
 
-function ledgerMatchesBalance(): void {
-  const balance = h.store.ledger.balance(h.workspaceId);
-  expect(h.store.ledger.sum(h.workspaceId)).toBe(balance);
+async function ledgerMatchesBalance(): Promise<void> {
+  const balance = await h.store.ledger.balance(h.workspaceId);
+  expect(await h.store.ledger.sum(h.workspaceId)).toBe(balance);
   expect(balance).toBeGreaterThanOrEqual(0);
 }
 
@@ -22,14 +22,14 @@ function random(seed: number): () => number {
 
 describe("credits", () => {
   it("start at ACTION_SERVICE_FREE_CREDITS for a new workspace", async () => {
-    h = createHarness({ engine: { freeCredits: 7 } });
+    h = await createHarness({ engine: { freeCredits: 7 } });
     expect((await h.request("GET", "/v1/credits")).json).toEqual({ balance: 7 });
-    const other = h.key("admin", { workspace: "second" });
+    const other = await h.key("admin", { workspace: "second" });
     expect((await h.request("GET", "/v1/credits", { key: other })).json).toEqual({ balance: 7 });
   });
 
   it("insufficient_credits creates a failed action that costs nothing", async () => {
-    h = createHarness({ engine: { freeCredits: 3 } });
+    h = await createHarness({ engine: { freeCredits: 3 } });
     const accountId = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "a" } })).json.id;
     const ok = await h.request("POST", "/v1/actions?wait=5", { body: { account_id: accountId, type: "post", params: { text: "1" } } });
     expect(ok.json).toMatchObject({ status: "succeeded", cost: 2 });
@@ -37,7 +37,7 @@ describe("credits", () => {
     expect(poor.status).toBe(200);
     expect(poor.json).toMatchObject({ status: "failed", error: { code: "insufficient_credits" }, cost: 0 });
     expect((await h.request("GET", "/v1/credits")).json.balance).toBe(1);
-    ledgerMatchesBalance();
+    await ledgerMatchesBalance();
   });
 
   it("after any sequence of outcomes the ledger sums to the balance, which never goes below zero", async () => {
@@ -48,7 +48,7 @@ describe("credits", () => {
       if (outcome.startsWith("ok")) return { done: true };
       throw new ActionFailure(outcome.split(":")[0] as ActionErrorCode);
     });
-    h = createHarness({ executor, engine: { freeCredits: 40 } });
+    h = await createHarness({ executor, engine: { freeCredits: 40 } });
     const accounts = [];
     for (let i = 0; i < 3; i++) accounts.push((await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: `u${i}` } })).json.id);
     const expected = new Map<string, number>();
@@ -58,13 +58,13 @@ describe("credits", () => {
       const response = await h.request("POST", "/v1/actions", { body: { account_id: account, type: "post", params: { text: `${outcome}:${i}` } } });
       if (next() < 0.2 && response.json.status !== "failed") await h.request("POST", `/v1/actions/${response.json.id}/cancel`);
       expected.set(response.json.id, 0);
-      ledgerMatchesBalance();
+      await ledgerMatchesBalance();
     }
-    await eventually(() => h.store.actions.withStatus(["queued", "running", "needs_input"]).length === 0);
-    ledgerMatchesBalance();
-    const all = h.store.actions.list({ workspaceId: h.workspaceId, limit: 100 });
+    await eventually(async () => (await h.store.actions.withStatus(["queued", "running", "needs_input"])).length === 0);
+    await ledgerMatchesBalance();
+    const all = await h.store.actions.list({ workspaceId: h.workspaceId, limit: 100 });
     const spent = all.reduce((sum, action) => sum + action.cost, 0);
-    expect(h.store.ledger.balance(h.workspaceId)).toBe(40 - spent);
+    expect(await h.store.ledger.balance(h.workspaceId)).toBe(40 - spent);
     for (const action of all) {
       const free = action.status === "canceled" || ["browser_unavailable", "insufficient_credits", "invalid_input", "unsupported"].includes(action.error_code ?? "");
       expect(action.cost, `${action.status} ${action.error_code}`).toBe(free ? 0 : action.price);

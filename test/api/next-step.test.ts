@@ -13,7 +13,7 @@ describe("next_step", () => {
       .on("post", async () => {
         throw new ActionFailure("login_failed", "The platform refused the password.");
       });
-    h = createHarness({ executor });
+    h = await createHarness({ executor });
     const accountId = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "carol", password: "pw" } })).json.id;
     const paused = await h.request("POST", "/v1/actions?wait=5", { body: { account_id: accountId, type: "connect" } });
     expect(paused.json.status).toBe("needs_input");
@@ -28,7 +28,7 @@ describe("next_step", () => {
     expect(failed.json).toMatchObject({ status: "failed", error: { code: "login_failed" } });
     expect(failed.json.next_step).toContain(`PATCH /v1/accounts/${accountId}`);
     // Over MCP the same action names MCP tools only.
-    const overMcp = h.engine.present(h.store.actions.get(queued.json.id)!, "mcp");
+    const overMcp = await h.engine.present((await h.store.actions.get(queued.json.id))!, "mcp");
     expect(overMcp.next_step).toContain("update_account");
     expect(overMcp.next_step).not.toMatch(/\/v1\/|PATCH|POST|GET /);
     // A succeeded action has none.

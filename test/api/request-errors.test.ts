@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { ScriptedExecutor, sleep } from "../helpers/scripted-executor.js";
+import { rows, sql } from "../helpers/sql.js";
 
 let h: Harness;
 let accountId: string;
@@ -11,16 +12,16 @@ beforeAll(async () => {
     await sleep(60_000, context.signal);
     return {};
   });
-  h = createHarness({ executor });
+  h = await createHarness({ executor });
   accountId = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "alice", password: "pw" } })).json.id;
   finishedAction = (await h.request("POST", "/v1/actions?wait=5", { body: { account_id: accountId, type: "post", params: { text: "done" } } })).json.id;
 });
 afterAll(() => h.destroy());
 
 /** The database's rows: a request error must leave them exactly as they were. */
-function snapshot(): unknown {
-  const db = h.store.db;
-  return ["workspaces", "accounts", "actions", "challenges", "credit_ledger", "idempotency_keys"].map((table) => db.prepare(`SELECT * FROM ${table}`).all());
+async function snapshot(): Promise<unknown> {
+  const tables = ["workspaces", "accounts", "actions", "challenges", "credit_ledger", "idempotency_keys"];
+  return Promise.all(tables.map((table) => rows(h.store, sql`SELECT * FROM ${sql.table(table)} ORDER BY 1`)));
 }
 
 async function expectError(
@@ -30,12 +31,12 @@ async function expectError(
   path: string,
   options?: Parameters<Harness["request"]>[2],
 ): Promise<Awaited<ReturnType<Harness["request"]>>> {
-  const before = snapshot();
+  const before = await snapshot();
   const response = await h.request(method, path, options);
   expect(response.status, response.raw).toBe(status);
   expect(response.json.error.code).toBe(code);
   expect(response.json.error.message).toBeTypeOf("string");
-  expect(snapshot()).toEqual(before);
+  expect(await snapshot()).toEqual(before);
   return response;
 }
 
@@ -64,18 +65,18 @@ describe("request errors create nothing and change nothing", () => {
   });
 
   it("403 for a read-only key acting, an operator managing accounts, and an account outside the allow-list", async () => {
-    const readOnly = h.key("read_only");
+    const readOnly = await h.key("read_only");
     await expectError(403, "forbidden", "POST", "/v1/actions", { key: readOnly, body: { account_id: accountId, type: "post", params: { text: "no" } } });
     await expectError(403, "forbidden", "POST", `/v1/actions/${finishedAction}/cancel`, { key: readOnly });
     await expectError(403, "forbidden", "POST", "/v1/accounts", { key: readOnly, body: { platform: "sandbox", username: "x" } });
     expect((await h.request("GET", `/v1/actions/${finishedAction}`, { key: readOnly })).status).toBe(200);
 
-    const operator = h.key("operator");
+    const operator = await h.key("operator");
     await expectError(403, "forbidden", "DELETE", `/v1/accounts/${accountId}`, { key: operator });
     await expectError(403, "forbidden", "PATCH", `/v1/accounts/${accountId}`, { key: operator, body: { password: "new" } });
 
     const other = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "bob" } })).json.id;
-    const limited = h.key("operator", { accountIds: [other] });
+    const limited = await h.key("operator", { accountIds: [other] });
     await expectError(403, "forbidden", "POST", "/v1/actions", { key: limited, body: { account_id: accountId, type: "post", params: { text: "no" } } });
     await expectError(403, "forbidden", "GET", `/v1/accounts/${accountId}`, { key: limited });
     await expectError(403, "forbidden", "GET", `/v1/actions/${finishedAction}`, { key: limited });
@@ -86,7 +87,7 @@ describe("request errors create nothing and change nothing", () => {
   });
 
   it("404 for another workspace's account or action, and for ids that name nothing", async () => {
-    const stranger = h.key("admin", { workspace: "someone-else" });
+    const stranger = await h.key("admin", { workspace: "someone-else" });
     await expectError(404, "not_found", "GET", `/v1/accounts/${accountId}`, { key: stranger });
     await expectError(404, "not_found", "GET", `/v1/actions/${finishedAction}`, { key: stranger });
     await expectError(404, "not_found", "POST", `/v1/actions/${finishedAction}/cancel`, { key: stranger });
@@ -157,14 +158,14 @@ describe("request errors create nothing and change nothing", () => {
 
 describe("rate limit", () => {
   it("answers 429 with Retry-After once a key spends its budget, and only for that key", async () => {
-    const limited = createHarness({ app: { rateLimitPerMinute: 5 } });
+    const limited = await createHarness({ app: { rateLimitPerMinute: 5 } });
     try {
       for (let i = 0; i < 5; i++) expect((await limited.request("GET", "/v1/credits")).status).toBe(200);
       const refused = await limited.request("GET", "/v1/credits");
       expect(refused.status).toBe(429);
       expect(refused.json.error.code).toBe("too_many_requests");
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-      expect((await limited.request("GET", "/v1/credits", { key: limited.key("read_only") })).status).toBe(200);
+      expect((await limited.request("GET", "/v1/credits", { key: await limited.key("read_only") })).status).toBe(200);
       limited.clock.advance(Number(refused.headers.get("retry-after")) * 1000);
       expect((await limited.request("GET", "/v1/credits")).status).toBe(200);
     } finally {

@@ -35,7 +35,7 @@ describe("challenges", () => {
     expect(action).toMatchObject({ status: "succeeded", result: { signed_in: true, profile: { handle: "bob" } } });
     expect(statusesOf(action.id)).toEqual(["queued", "running", "succeeded"]);
     // A pause always opens a challenge record; none was ever opened.
-    expect(live.server.service.store.challenges.latestOf(action.id)).toBeUndefined();
+    expect(await live.server.service.store.challenges.latestOf(action.id)).toBeUndefined();
   });
 
   it("a stored TOTP secret that the platform refuses fails the action with login_failed, without pausing", async () => {
@@ -52,7 +52,7 @@ describe("challenges", () => {
     const secret = "KRSXG5CTMVRXEZLUKN2XAZLSKNSWG4TF";
     const handle = await live.user("totp", { totp_secret: secret });
     const mine = await live.account(handle, { totp_secret: secret });
-    const otherKey = live.server.service.engine.issueKey({ role: "admin", workspaceName: `second-${handle}` }).key;
+    const otherKey = (await live.server.service.engine.issueKey({ role: "admin", workspaceName: `second-${handle}` })).key;
     const other = await live.api("POST", "/v1/accounts", { platform: "sandbox", username: handle, password: "sandbox-password", totp_secret: secret }, { key: otherKey });
     const runAs = async (key: string, accountId: string): Promise<any> => {
       let action = (await live.api("POST", "/v1/actions?wait=30", { account_id: accountId, type: "connect", params: {} }, { key })).json;
@@ -101,7 +101,7 @@ describe("challenges", () => {
     const done = await live.finished(paused.id);
     expect(done).toMatchObject({ status: "succeeded", result: { profile: { handle } } });
     expect(statusesOf(paused.id)).toEqual(["queued", "running", "needs_input", "running", "succeeded"]);
-    expect(live.server.service.store.challenges.latestOf(paused.id)?.state).toBe("resolved");
+    expect((await live.server.service.store.challenges.latestOf(paused.id))?.state).toBe("resolved");
   });
 
   it("a refused code returns the action to needs_input with the same deadline, and a third refusal fails it with login_failed", async () => {

@@ -174,11 +174,11 @@ describe("action errors", () => {
     const other = await live.account(otherHandle);
     const { store } = live.server.service;
     // The first user's session lands in the second account (as an owner link could once make happen).
-    store.accounts.setSecret(other, "session", store.accounts.getSecret(accountId, "session")!, new Date().toISOString());
+    await store.accounts.setSecret(other, "session", (await store.accounts.getSecret(accountId, "session"))!, new Date().toISOString());
     const refused = await live.run(other, "connect");
     expect(refused).toMatchObject({ status: "failed", error: { code: "login_failed" } });
     expect(refused.error.message).toContain(`Signed in as @${handle}, but this account is @${otherHandle}`);
-    expect(JSON.parse(store.accounts.getSecret(other, "session")!).cookies).toEqual([]);
+    expect(JSON.parse((await store.accounts.getSecret(other, "session"))!).cookies).toEqual([]);
     // Nothing of the other user is left: the next connect signs in with the account's own credentials.
     const connected = await live.run(other, "connect");
     expect(connected).toMatchObject({ status: "succeeded", result: { profile: { handle: otherHandle } } });

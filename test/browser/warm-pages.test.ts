@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { sql, value } from "../helpers/sql.js";
 
 // Real Chromium against a real sandbox, through the REST API: which pages outlive their action
 // (a kept page spares the next action a new renderer process) and which never do.
@@ -40,7 +41,7 @@ async function connected(): Promise<string> {
 }
 
 const pagesOf = (accountId: string): Page[] => live.server.pool.contextOf(accountId)?.pages() ?? [];
-const sealedSession = (accountId: string): Buffer => live.server.service.store.db.prepare("SELECT session_sealed FROM accounts WHERE id = ?").pluck().get(accountId) as Buffer;
+const sealedSession = async (accountId: string): Promise<Buffer> => (await value<Buffer>(live.server.service.store, sql`SELECT session_sealed FROM accounts WHERE id = ${accountId}`))!;
 
 describe("warm pages", () => {
   it("an account's next action runs in the page its last one left open, and the session is not sealed again when nothing changed", async () => {
@@ -48,13 +49,13 @@ describe("warm pages", () => {
     const first = await runOn(accountId, "post", { text: `first ${Date.now()}` });
     expect(first.action.status).toBe("succeeded");
     expect(pagesOf(accountId)).toEqual([first.page]);
-    const session = sealedSession(accountId);
+    const session = await sealedSession(accountId);
     const second = await runOn(accountId, "post", { text: `second ${Date.now()}` });
     expect(second.action.status).toBe("succeeded");
     expect(second.page).toBe(first.page);
     expect(second.page.url()).toMatch(/\/posts\//);
     // The cookies did not change: the sealed session (a new nonce at every seal) is the same bytes.
-    expect(sealedSession(accountId).equals(session)).toBe(true);
+    expect((await sealedSession(accountId)).equals(session)).toBe(true);
   });
 
   it("keeps at most ACTION_SERVICE_WARM_PAGES pages, closing the least recently kept, and closes a kept page after ACTION_SERVICE_WARM_PAGE_SECONDS while the context stays warm", async () => {

@@ -42,15 +42,15 @@ describe("a database locked by another process", () => {
       await sleep(100, context.signal);
       return { post_id: "p1" };
     });
-    h = createHarness({ executor });
+    h = await createHarness({ executor });
     const accountId = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "alice", password: "pw" } })).json.id;
     const created = await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "hello" } } });
-    await eventually(() => h.store.actions.get(created.json.id)?.status === "running");
+    await eventually(async () => (await h.store.actions.get(created.json.id))?.status === "running");
     // The lock is taken while the action runs: its ending, the deadline sweep and requests all meet it.
     operator = holdWriteLock(h.dbFile);
     const stall = await longestStall(async () => {
       await sleep(2_000);
-      expect(h.store.actions.get(created.json.id)?.status).toBe("running");
+      expect((await h.store.actions.get(created.json.id))?.status).toBe("running");
       const refused = await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "during the lock" } } });
       expect(refused.status).toBe(503);
       expect(refused.json.error.code).toBe("service_unavailable");
@@ -59,13 +59,13 @@ describe("a database locked by another process", () => {
     // The busy timeout is short and the retries wait between turns of the event loop.
     expect(stall).toBeLessThan(500);
     operator.exec("COMMIT");
-    await eventually(() => h.store.actions.get(created.json.id)?.status === "succeeded", 5_000);
-    const action = h.store.actions.get(created.json.id)!;
+    await eventually(async () => (await h.store.actions.get(created.json.id))?.status === "succeeded", 5_000);
+    const action = (await h.store.actions.get(created.json.id))!;
     expect(action).toMatchObject({ cost: action.price, held: false });
-    const ledger = h.store.ledger.entries(h.workspaceId).reduce((sum, entry) => sum + entry.amount, 0);
-    expect(ledger).toBe(h.store.ledger.balance(h.workspaceId));
+    const ledger = (await h.store.ledger.entries(h.workspaceId)).reduce((sum, entry) => sum + entry.amount, 0);
+    expect(ledger).toBe(await h.store.ledger.balance(h.workspaceId));
     // The refused request created nothing.
-    expect(h.store.actions.list({ workspaceId: h.workspaceId, limit: 10 })).toHaveLength(1);
+    expect(await h.store.actions.list({ workspaceId: h.workspaceId, limit: 10 })).toHaveLength(1);
   });
 
   it("a challenge paused and answered across a lock still ends with one charge", async () => {
@@ -73,7 +73,7 @@ describe("a database locked by another process", () => {
       const answer = await context.challenge({ kind: "email_code", message: "Enter the code." });
       return { answer };
     });
-    h = createHarness({ executor });
+    h = await createHarness({ executor });
     const accountId = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "carol", password: "pw" } })).json.id;
     operator = holdWriteLock(h.dbFile);
     const created = h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "x" } } });
@@ -84,7 +84,7 @@ describe("a database locked by another process", () => {
     operator.exec("BEGIN IMMEDIATE");
     const answered = await h.request("POST", `/v1/actions/${action.json.id}/answer`, { body: { answer: "123456" } });
     expect(answered.status).toBe(503);
-    expect(h.store.actions.get(action.json.id)?.status).toBe("needs_input");
+    expect((await h.store.actions.get(action.json.id))?.status).toBe("needs_input");
     operator.exec("COMMIT");
     const retried = await h.request("POST", `/v1/actions/${action.json.id}/answer?wait=5`, { body: { answer: "123456" } });
     expect(retried.json).toMatchObject({ status: "succeeded", result: { answer: "123456" } });

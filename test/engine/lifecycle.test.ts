@@ -17,7 +17,7 @@ function gate(): { promise: Promise<void>; open(): void } {
 }
 
 async function setup(executor: ScriptedExecutor): Promise<{ h: Harness; accountId: string }> {
-  const h = (harness = createHarness({ executor }));
+  const h = (harness = await createHarness({ executor }));
   const account = await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "carol", password: "pw-carol-123" } });
   expect(account.status).toBe(201);
   return { h, accountId: account.json.id };
@@ -34,7 +34,7 @@ describe("action lifecycle", () => {
     const created = await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "hi" } } });
     expect(created.status).toBe(202);
     expect(["queued", "running"]).toContain(created.json.status);
-    await eventually(() => h.store.actions.get(created.json.id)?.status === "running");
+    await eventually(async () => (await h.store.actions.get(created.json.id))?.status === "running");
     const running = await h.request("GET", `/v1/actions/${created.json.id}`);
     expect(running.status).toBe(202);
     expect(running.json.status).toBe("running");
@@ -114,8 +114,8 @@ describe("action lifecycle", () => {
     const paused = await h.request("POST", "/v1/actions?wait=5", { body: { account_id: accountId, type: "connect" } });
     expect(paused.json.status).toBe("needs_input");
     approved.open();
-    await eventually(() => h.store.actions.get(paused.json.id)?.status === "succeeded");
-    expect(h.store.challenges.latestOf(paused.json.id)?.state).toBe("resolved");
+    await eventually(async () => (await h.store.actions.get(paused.json.id))?.status === "succeeded");
+    expect((await h.store.challenges.latestOf(paused.json.id))?.state).toBe("resolved");
   });
 
   it("cancels at every non-terminal status, releases the hold, and refuses to change a terminal action", async () => {
@@ -142,8 +142,8 @@ describe("action lifecycle", () => {
     const running = await h.request("POST", "/v1/actions", { body: { account_id: other, type: "post", params: { text: "running" } } });
     const blocker = await h.request("POST", "/v1/actions", { body: { account_id: third, type: "post", params: { text: "blocker" } } });
     const queued = await h.request("POST", "/v1/actions", { body: { account_id: third, type: "post", params: { text: "queued" } } });
-    await eventually(() => h.store.actions.get(running.json.id)?.status === "running");
-    expect(h.store.actions.get(queued.json.id)?.status).toBe("queued");
+    await eventually(async () => (await h.store.actions.get(running.json.id))?.status === "running");
+    expect((await h.store.actions.get(queued.json.id))?.status).toBe("queued");
 
     for (const action of [waiting, running, queued]) {
       const canceled = await h.request("POST", `/v1/actions/${action.json.id}/cancel`);
@@ -155,13 +155,13 @@ describe("action lifecycle", () => {
       expect(answer.status).toBe(409);
     }
     hold.open();
-    await eventually(() => h.store.actions.get(blocker.json.id)?.status === "succeeded");
+    await eventually(async () => (await h.store.actions.get(blocker.json.id))?.status === "succeeded");
     await sleep(50);
-    expect(h.store.actions.get(running.json.id)?.status).toBe("canceled");
+    expect((await h.store.actions.get(running.json.id))?.status).toBe("canceled");
     expect((await h.request("GET", "/v1/credits")).json.balance).toBe(balance - 2);
     const finished = await h.request("POST", `/v1/actions/${blocker.json.id}/cancel`);
     expect(finished.status).toBe(409);
-    expect(h.store.actions.get(blocker.json.id)?.status).toBe("succeeded");
+    expect((await h.store.actions.get(blocker.json.id))?.status).toBe("succeeded");
   });
 
   it("runs one action at a time per account and different accounts in parallel", async () => {
@@ -185,7 +185,7 @@ describe("action lifecycle", () => {
         ids.push((await h.request("POST", "/v1/actions", { body: { account_id: account, type: "post", params: { text: `t${i}` } } })).json.id);
       }
     }
-    await eventually(() => ids.every((id) => h.store.actions.get(id)?.status === "succeeded"));
+    await eventually(async () => (await Promise.all(ids.map((id) => h.store.actions.get(id)))).every((action) => action?.status === "succeeded"));
     expect(maxPerAccount).toBe(1);
     expect(maxOverall).toBe(2);
   });

@@ -1,46 +1,44 @@
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { recordActionEvent } from "../../src/engine/outbox.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
+import { countRows } from "../helpers/sql.js";
 
 let h: Harness;
-beforeEach(() => {
-  h = createHarness({ engine: { webhooks: { allowPrivate: true, intervalMs: 60_000 } } });
+beforeEach(async () => {
+  h = await createHarness({ engine: { webhooks: { allowPrivate: true, intervalMs: 60_000 } } });
 });
 afterEach(async () => {
   await h.destroy();
 });
 
-const statusesOf = (actionId: string): string[] =>
-  h.store.events
-    .after(h.workspaceId, 0, 1_000)
-    .filter((event) => event.subject_id === actionId)
-    .map((event) => event.data.status as string);
+const statusesOf = async (actionId: string): Promise<string[]> =>
+  (await h.store.events.after(h.workspaceId, 0, 1_000)).filter((event) => event.subject_id === actionId).map((event) => event.data.status as string);
 
 it("each status change of an action is one event, written with the change, fanned out to each endpoint", async () => {
-  const admin = h.engine.authenticate(h.adminKey)!;
+  const admin = (await h.engine.authenticate(h.adminKey))!;
   await h.engine.createWebhook(admin, { url: "http://127.0.0.1:9/hook" });
-  const account = h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
-  const action = h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
+  const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+  const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
   await h.engine.waitFor(action.id, 5);
-  expect(statusesOf(action.id)).toEqual(["queued", "running", "succeeded"]);
-  const pending = h.store.db.prepare("SELECT count(*) FROM webhook_deliveries").pluck().get();
+  expect(await statusesOf(action.id)).toEqual(["queued", "running", "succeeded"]);
+  const pending = await countRows(h.store, "webhook_deliveries");
   // One delivery per event: the account's and the action's three.
   expect(pending).toBe(4);
 });
 
 it("a change that rolls back leaves no event and no delivery behind", async () => {
-  const admin = h.engine.authenticate(h.adminKey)!;
+  const admin = (await h.engine.authenticate(h.adminKey))!;
   await h.engine.createWebhook(admin, { url: "http://127.0.0.1:9/hook" });
-  const account = h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
-  const action = h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
+  const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+  const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
   await h.engine.waitFor(action.id, 5);
-  const count = (table: string): number => h.store.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
-  const before = [count("events"), count("webhook_deliveries")];
-  expect(() =>
-    h.store.transaction(() => {
-      recordActionEvent(h.store, action.id, h.engine.core.lifecycle.now());
+  const counts = async (): Promise<number[]> => [await countRows(h.store, "events"), await countRows(h.store, "webhook_deliveries")];
+  const before = await counts();
+  await expect(
+    h.store.transaction(async () => {
+      await recordActionEvent(h.store, action.id, h.engine.core.lifecycle.now());
       throw new Error("the change fails after its event was written");
     }),
-  ).toThrow("the change fails");
-  expect([count("events"), count("webhook_deliveries")]).toEqual(before);
+  ).rejects.toThrow("the change fails");
+  expect(await counts()).toEqual(before);
 });

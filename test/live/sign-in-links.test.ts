@@ -61,7 +61,7 @@ describe("owner sign-in links", () => {
 
   it("keep one page per account and a bounded number per key: a newer link replaces the older page", async () => {
     const key = (await live.api("POST", "/v1/accounts", { platform: "sandbox", username: await live.user("none") })).json.id as string;
-    const operator = live.server.service.engine.issueKey({ role: "operator" }).key;
+    const operator = (await live.server.service.engine.issueKey({ role: "operator" })).key;
     const first = await view(await signInLink(key, operator));
     await first.locator("#screen").waitFor({ state: "visible" });
     const second = await view(await signInLink(key, operator));
@@ -92,7 +92,7 @@ describe("owner sign-in links", () => {
     await expect.poll(() => viewer.locator("#outcome").innerText(), { timeout: 15_000 }).toContain(`Signed in as @${stranger}, but this account is @${owner}`);
     const after = await live.api("GET", `/v1/accounts/${account}`);
     expect(after.json.status).toBe("new");
-    expect(live.server.service.store.accounts.getSecret(account, "session")).toBeUndefined();
+    expect(await live.server.service.store.accounts.getSecret(account, "session")).toBeUndefined();
     // The page is back at sign-in; the owner signs in as themselves.
     await page.getByLabel("Username").waitFor();
     await signInOnPage(page, owner);

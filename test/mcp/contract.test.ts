@@ -21,7 +21,7 @@ function script(): ScriptedExecutor {
 
 describe("MCP tool contract", () => {
   it("every tool answers with structuredContent that fits its output schema, and no result carries a secret", async () => {
-    const h = harness({ executor: script() });
+    const h = await harness({ executor: script() });
     const client = await connect(h);
     const results: Record<string, Awaited<ReturnType<typeof call>>> = {};
     const run = async (name: string, args: Record<string, unknown> = {}) => {
@@ -68,7 +68,7 @@ describe("MCP tool contract", () => {
   });
 
   it("lists every tool with a title, object input and output schemas, and truthful annotations", async () => {
-    const h = harness();
+    const h = await harness();
     const client = await connect(h);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());

@@ -19,7 +19,7 @@ const INITIALIZE = {
 };
 
 async function serve(options: { perMinute?: number; maxSessionsPerKey?: number } = {}) {
-  const h = harness({ executor: new ScriptedExecutor().on("post", async () => ({ post_id: "p1" })) });
+  const h = await harness({ executor: new ScriptedExecutor().on("post", async () => ({ post_id: "p1" })) });
   const { url, endpoint } = await serveMcpHttp(h, { perMinute: options.perMinute ?? 600, ...(options.maxSessionsPerKey ? { maxSessionsPerKey: options.maxSessionsPerKey } : {}) });
   const connectClient = async (key: string) => {
     const client = new Client({ name: "http-test", version: "1.0.0" });
@@ -51,14 +51,14 @@ describe("MCP over Streamable HTTP", () => {
     const { client, transport } = await connectClient(h.adminKey);
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toContain("run_action");
-    const result = (await client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "post", params: { text: "hi" }, wait_seconds: 5 } })) as CallToolResult;
+    const result = (await client.callTool({ name: "run_action", arguments: { account_id: await addAccount(h), type: "post", params: { text: "hi" }, wait_seconds: 5 } })) as CallToolResult;
     expect(result.isError).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ status: "succeeded", result: { post_id: "p1" } });
     expect(endpoint().sessionCount).toBe(1);
 
     const sessionId = transport.sessionId!;
     // The session belongs to the key that opened it: another valid key cannot use it.
-    const other = await post({ authorization: `Bearer ${h.key("admin")}`, "mcp-session-id": sessionId }, { jsonrpc: "2.0", id: 2, method: "tools/list" });
+    const other = await post({ authorization: `Bearer ${await h.key("admin")}`, "mcp-session-id": sessionId }, { jsonrpc: "2.0", id: 2, method: "tools/list" });
     expect(other.status).toBe(404);
 
     await transport.terminateSession();
@@ -94,7 +94,7 @@ describe("MCP over Streamable HTTP", () => {
 
   it("shares the key's rate limit with REST: once REST has used it up, /mcp answers 429 with Retry-After", async () => {
     const { h, post, url } = await serve({ perMinute: 5 });
-    const key = h.key("read_only");
+    const key = await h.key("read_only");
     const credits = (): Promise<Response> => fetch(url.replace(/\/mcp$/, "/v1/credits"), { headers: { authorization: `Bearer ${key}` } });
     for (let i = 0; i < 4; i++) expect((await credits()).status).toBe(200);
     const opened = await post({ authorization: `Bearer ${key}` });
@@ -107,14 +107,14 @@ describe("MCP over Streamable HTTP", () => {
     // And REST is refused too: one bucket for the key.
     expect((await credits()).status).toBe(429);
     // Another key is not affected.
-    const other = await post({ authorization: `Bearer ${h.key("read_only")}` });
+    const other = await post({ authorization: `Bearer ${await h.key("read_only")}` });
     expect(other.status).toBe(200);
     await other.body?.cancel();
   });
 
   it("caps the sessions one key holds: a new one ends the key's least recently used", async () => {
     const { h, post, endpoint } = await serve({ maxSessionsPerKey: 3 });
-    const key = h.key("read_only");
+    const key = await h.key("read_only");
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       const response = await post({ authorization: `Bearer ${key}` });

@@ -6,6 +6,8 @@ import { runStdioServer } from "../../src/mcp/stdio.js";
 import { TOOLS } from "../../src/mcp/tools/index.js";
 import { ScriptedExecutor } from "../helpers/scripted-executor.js";
 import { addAccount, emailCodeConnect, harness, modernRpc, serveMcpHttp } from "./support.js";
+import type { Harness } from "../helpers/harness.js";
+import type { Principal } from "../../src/domain/keys.js";
 
 // The 2026-07-28 revision (DESIGN §6): stateless, `server/discover`, a challenge as `input_required`
 // with a URL-mode elicitation of its sign_in_url and a sealed requestState; one tool registry with
@@ -22,7 +24,7 @@ function script(): ScriptedExecutor {
 }
 
 async function serve(executor: ScriptedExecutor = script()) {
-  const h = harness({ executor });
+  const h = await harness({ executor });
   const { url } = await serveMcpHttp(h);
   /** One raw 2026-era request, declaring URL-mode elicitation unless told otherwise. */
   const rpc = modernRpc(url, { elicitation: { url: {} } });
@@ -42,7 +44,7 @@ async function serve(executor: ScriptedExecutor = script()) {
   return { h, url, rpc, modernClient };
 }
 
-const admin = (h: ReturnType<typeof harness>) => h.engine.authenticate(h.adminKey)!;
+const admin = async (h: Harness): Promise<Principal> => (await h.engine.authenticate(h.adminKey))!;
 
 describe("MCP 2026-07-28 over HTTP", () => {
   it("a client pinned to 2026-07-28 negotiates the modern era, lists every tool and runs a post", async () => {
@@ -51,7 +53,7 @@ describe("MCP 2026-07-28 over HTTP", () => {
     expect(client.getProtocolEra()).toBe("modern");
     const tools = await client.listTools();
     expect(tools.tools.map((tool) => tool.name).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
-    const posted = await client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "post", params: { text: "hello" }, wait_seconds: 5 } });
+    const posted = await client.callTool({ name: "run_action", arguments: { account_id: await addAccount(h), type: "post", params: { text: "hello" }, wait_seconds: 5 } });
     expect(posted.isError).toBeFalsy();
     expect(posted.structuredContent).toMatchObject({ status: "succeeded", result: { post_id: "p1" } });
   });
@@ -78,7 +80,7 @@ describe("MCP 2026-07-28 over HTTP", () => {
     expect(posted.status).toBe("succeeded");
     expect((await tool("get_action", { action_id: posted.id, wait_seconds: 0 })).id).toBe(posted.id);
     expect((await tool("list_actions", {})).data.map((action: { id: string }) => action.id)).toContain(posted.id);
-    const paused = await call("run_action", { account_id: addAccount(h), type: "connect", params: {}, wait_seconds: 5 });
+    const paused = await call("run_action", { account_id: await addAccount(h), type: "connect", params: {}, wait_seconds: 5 });
     expect((await tool("answer_challenge", { action_id: paused.id, answer: "000000", wait_seconds: 5 })).status).toBe("needs_input");
     expect((await tool("cancel_action", { action_id: paused.id })).status).toBe("canceled");
     expect(await tool("top_up_credits", { credits: 10 })).toMatchObject({ balance: expect.any(Number) });
@@ -89,12 +91,12 @@ describe("MCP 2026-07-28 over HTTP", () => {
 
   it("a challenge is input_required: a URL elicitation of its sign_in_url and a sealed requestState; the retry returns succeeded once the code is answered on the page", async () => {
     const { h, rpc } = await serve();
-    const accountId = addAccount(h);
+    const accountId = await addAccount(h);
     const first = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: { account_id: accountId, type: "connect", params: {}, wait_seconds: 5 } });
     expect(first.result.resultType).toBe("input_required");
     const [key, request] = Object.entries(first.result.inputRequests as Record<string, any>)[0]!;
-    const action = h.engine.listActions(admin(h), { limit: 1 }).data[0]!;
-    const signInUrl = h.engine.present(action, "mcp").challenge!.sign_in_url;
+    const action = (await h.engine.listActions(await admin(h), { limit: 1 })).data[0]!;
+    const signInUrl = (await h.engine.present(action, "mcp")).challenge!.sign_in_url;
     expect(request).toMatchObject({ method: "elicitation/create", params: { mode: "url", url: signInUrl } });
     expect(request.params.message).toContain("We emailed a code to c***@example.com.");
     // Sealed: the state names nothing a client could read or change.
@@ -103,17 +105,17 @@ describe("MCP 2026-07-28 over HTTP", () => {
     expect(Buffer.from(state, "base64url").toString("latin1")).not.toContain(action.id);
 
     // The person types the code on the page the link opens (its answer box goes through the same engine call).
-    h.engine.answer(admin(h), action.id, "123456");
+    await h.engine.answer(await admin(h), action.id, "123456");
     const retried = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: { account_id: accountId, type: "connect", params: {}, wait_seconds: 5 }, inputResponses: { [key]: { action: "accept" } }, requestState: state });
     expect(retried.result.resultType).toBe("complete");
     expect(retried.result.structuredContent).toMatchObject({ id: action.id, status: "succeeded", cost: 1 });
     // One action: the retry did not start a second connect.
-    expect(h.engine.listActions(admin(h), { limit: 50 }).data).toHaveLength(1);
+    expect((await h.engine.listActions(await admin(h), { limit: 50 })).data).toHaveLength(1);
   });
 
   it("a tampered, foreign or expired requestState is refused before the tool runs (-32602), a mismatched one is invalid_request; nothing changes", async () => {
     const { h, rpc } = await serve();
-    const accountId = addAccount(h);
+    const accountId = await addAccount(h);
     const args = { account_id: accountId, type: "connect", params: {} };
     const first = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: args });
     const state: string = first.result.requestState;
@@ -121,7 +123,7 @@ describe("MCP 2026-07-28 over HTTP", () => {
     const retry = (bearer: string, requestState: string, name = "run_action", argumentsGiven: Record<string, unknown> = args) =>
       rpc(bearer, "tools/call", { name, arguments: argumentsGiven, inputResponses: { [key]: { action: "decline" } }, requestState });
     const tampered = state.slice(0, -2) + (state.endsWith("AA") ? "BB" : "AA");
-    const other = h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" }).key;
+    const other = (await h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" })).key;
     // Not ours, changed, another key's or expired: refused before the tool runs, as a JSON-RPC error.
     const refusals = [await retry(h.adminKey, tampered), await retry(other, state)];
     for (const refusal of refusals) {
@@ -130,7 +132,7 @@ describe("MCP 2026-07-28 over HTTP", () => {
     }
     // Ours, for another call: the tool says so (invalid_request).
     const mismatched = [
-      await retry(h.adminKey, state, "get_action", { action_id: h.engine.listActions(admin(h), { limit: 50 }).data[0]!.id }),
+      await retry(h.adminKey, state, "get_action", { action_id: (await h.engine.listActions(await admin(h), { limit: 50 })).data[0]!.id }),
       await retry(h.adminKey, state, "run_action", { ...args, params: { other: true } }),
     ];
     for (const refusal of mismatched) {
@@ -141,13 +143,13 @@ describe("MCP 2026-07-28 over HTTP", () => {
     const expired = await retry(h.adminKey, state);
     expect(expired.error?.message).toBe("Invalid or expired requestState");
     // A decline in any of them would have canceled the action: it is as it was (or expired by the clock, never canceled).
-    const action = h.engine.listActions(admin(h), { limit: 50 }).data[0]!;
+    const action = (await h.engine.listActions(await admin(h), { limit: 50 })).data[0]!;
     expect(action.status).not.toBe("canceled");
   });
 
   it("declining the sign-in cancels the action, free", async () => {
     const { h, rpc } = await serve();
-    const args = { account_id: addAccount(h), type: "connect", params: {} };
+    const args = { account_id: await addAccount(h), type: "connect", params: {} };
     const first = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: args });
     const key = Object.keys(first.result.inputRequests)[0]!;
     const declined = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: args, inputResponses: { [key]: { action: "decline" } }, requestState: first.result.requestState });
@@ -156,15 +158,15 @@ describe("MCP 2026-07-28 over HTTP", () => {
 
   it("the SDK's client answers input_required through its elicitation handler and gets the outcome", async () => {
     const { h, modernClient } = await serve();
-    const accountId = addAccount(h);
+    const accountId = await addAccount(h);
     const shown: string[] = [];
     const client = await modernClient(h.adminKey, {
       elicitation: true,
       onUrl: async (url) => {
         shown.push(url);
         // The person opens the link and types the code there.
-        const action = h.engine.listActions(admin(h), { limit: 1 }).data[0]!;
-        h.engine.answer(admin(h), action.id, "123456");
+        const action = (await h.engine.listActions(await admin(h), { limit: 1 })).data[0]!;
+        await h.engine.answer(await admin(h), action.id, "123456");
         return "accept";
       },
     });
@@ -177,7 +179,7 @@ describe("MCP 2026-07-28 over HTTP", () => {
   it("a client without elicitation gets the challenge in the result and answers it with answer_challenge", async () => {
     const { h, modernClient } = await serve();
     const client = await modernClient(h.adminKey);
-    const paused = await client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "connect", params: {}, wait_seconds: 5 } });
+    const paused = await client.callTool({ name: "run_action", arguments: { account_id: await addAccount(h), type: "connect", params: {}, wait_seconds: 5 } });
     const action = paused.structuredContent as { id: string; status: string; challenge: { kind: string } };
     expect(action).toMatchObject({ status: "needs_input", challenge: { kind: "email_code" } });
     const answered = await client.callTool({ name: "answer_challenge", arguments: { action_id: action.id, answer: "123456", wait_seconds: 5 } });
@@ -187,7 +189,7 @@ describe("MCP 2026-07-28 over HTTP", () => {
   it("subscriptions/listen carries the action's updates to its key, and only its key's", async () => {
     const { h, modernClient } = await serve();
     const client = await modernClient(h.adminKey);
-    const paused = await client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "connect", params: {}, wait_seconds: 5 } });
+    const paused = await client.callTool({ name: "run_action", arguments: { account_id: await addAccount(h), type: "connect", params: {}, wait_seconds: 5 } });
     const id = (paused.structuredContent as { id: string }).id;
     const uri = `action://${id}`;
     const updates: string[] = [];
@@ -195,11 +197,11 @@ describe("MCP 2026-07-28 over HTTP", () => {
     const subscription = await client.listen({ resourceSubscriptions: [uri] });
     expect(subscription.honoredFilter.resourceSubscriptions).toEqual([uri]);
     // Another workspace's key listening to the same URI hears nothing of it.
-    const stranger = await modernClient(h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" }).key);
+    const stranger = await modernClient((await h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" })).key);
     const overheard: string[] = [];
     stranger.setNotificationHandler("notifications/resources/updated", (notification) => void overheard.push(notification.params.uri));
     const eavesdrop = await stranger.listen({ resourceSubscriptions: [uri] });
-    h.engine.answer(admin(h), id, "123456");
+    await h.engine.answer(await admin(h), id, "123456");
     for (let i = 0; i < 100 && updates.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(updates.length).toBeGreaterThanOrEqual(1);
     expect(new Set(updates)).toEqual(new Set([uri]));
@@ -215,18 +217,18 @@ describe("MCP 2026-07-28 over HTTP", () => {
     const client = await modernClient(h.adminKey);
     const listeners = h.engine.core.lifecycle.events.listenerCount("change");
     const controller = new AbortController();
-    const held = client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "post", params: { text: "held" }, wait_seconds: 50 } }, { signal: controller.signal });
+    const held = client.callTool({ name: "run_action", arguments: { account_id: await addAccount(h), type: "post", params: { text: "held" }, wait_seconds: 50 } }, { signal: controller.signal });
     void held.catch(() => undefined);
     // The server is waiting on the action for the caller…
     for (let i = 0; i < 200 && h.engine.core.lifecycle.events.listenerCount("change") <= listeners; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(h.engine.core.lifecycle.events.listenerCount("change")).toBeGreaterThan(listeners);
-    const id = h.engine.listActions(admin(h), { limit: 1 }).data[0]!.id;
+    const id = (await h.engine.listActions(await admin(h), { limit: 1 })).data[0]!.id;
     controller.abort(new Error("user gave up"));
     await expect(held).rejects.toThrow(/user gave up/);
     // …and lets go once the request is closed, well before its 50 s; the action runs on and ends.
     for (let i = 0; i < 200 && h.engine.core.lifecycle.events.listenerCount("change") > listeners; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(h.engine.core.lifecycle.events.listenerCount("change")).toBe(listeners);
-    expect(h.engine.getAction(admin(h), id).status).toBe("running");
+    expect((await h.engine.getAction(await admin(h), id)).status).toBe("running");
     open();
     expect((await h.engine.waitFor(id, 5)).status).toBe("succeeded");
   });
@@ -234,16 +236,16 @@ describe("MCP 2026-07-28 over HTTP", () => {
 
 describe("MCP 2026-07-28 over stdio", () => {
   it("the stdio server answers server/discover and serves the same tools and a post", async () => {
-    const h = harness({ executor: script() });
+    const h = await harness({ executor: script() });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const stdio = await runStdioServer({ engine: h.engine, principal: admin(h), logger: silentLogger, transport: serverSide });
+    const stdio = await runStdioServer({ engine: h.engine, principal: await admin(h), logger: silentLogger, transport: serverSide });
     stops.push(() => stdio.close());
     const client = new Client({ name: "modern-stdio-test", version: "1.0.0" }, { versionNegotiation: { mode: { pin: MODERN } } });
     await client.connect(clientSide);
     stops.push(() => client.close());
     expect(client.getProtocolEra()).toBe("modern");
     expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
-    const posted = await client.callTool({ name: "run_action", arguments: { account_id: addAccount(h), type: "post", params: { text: "hello" }, wait_seconds: 5 } });
+    const posted = await client.callTool({ name: "run_action", arguments: { account_id: await addAccount(h), type: "post", params: { text: "hello" }, wait_seconds: 5 } });
     expect(posted.structuredContent).toMatchObject({ status: "succeeded" });
   });
 });

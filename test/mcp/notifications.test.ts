@@ -21,8 +21,8 @@ function gatedScript() {
 }
 
 async function runningPost(h: Harness, client: Awaited<ReturnType<typeof connect>>): Promise<string> {
-  const started = await call(client, "run_action", { account_id: addAccount(h), type: "post", params: { text: "hello" }, wait_seconds: 0 });
-  await eventually(() => h.store.actions.get(started.data.id)?.status === "running");
+  const started = await call(client, "run_action", { account_id: await addAccount(h), type: "post", params: { text: "hello" }, wait_seconds: 0 });
+  await eventually(async () => (await h.store.actions.get(started.data.id))?.status === "running");
   return started.data.id;
 }
 
@@ -30,7 +30,7 @@ describe("MCP notifications", () => {
   it("offers a challenge as a URL elicitation with sign_in_url, and completes it once the challenge is resolved", async () => {
     const { executor, open } = gatedScript();
     open();
-    const h = harness({ executor });
+    const h = await harness({ executor });
     const offered: ElicitRequestURLParams[] = [];
     const completed: string[] = [];
     const client = await connect(h, {
@@ -44,7 +44,7 @@ describe("MCP notifications", () => {
         c.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => void completed.push(notification.params.elicitationId));
       },
     });
-    const paused = await call(client, "run_action", { account_id: addAccount(h), type: "post", params: { text: "hi" }, wait_seconds: 5 });
+    const paused = await call(client, "run_action", { account_id: await addAccount(h), type: "post", params: { text: "hi" }, wait_seconds: 5 });
     expect(paused.isError).toBeFalsy();
     expect(paused.data.status).toBe("needs_input");
     await eventually(() => offered.length === 1);
@@ -62,7 +62,7 @@ describe("MCP notifications", () => {
 
   it("sends notifications/resources/updated for a subscribed action on every status change until it ends", async () => {
     const { executor, open } = gatedScript();
-    const h = harness({ executor });
+    const h = await harness({ executor });
     const updates: string[] = [];
     const client = await connect(h, {
       setup: (c) => c.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updates.push(notification.params.uri)),
@@ -75,7 +75,7 @@ describe("MCP notifications", () => {
     await client.subscribeResource({ uri });
 
     open();
-    await eventually(() => h.store.actions.get(id)?.status === "needs_input");
+    await eventually(async () => (await h.store.actions.get(id))?.status === "needs_input");
     await eventually(() => updates.length === 1);
     await call(client, "answer_challenge", { action_id: id, answer: "4242", wait_seconds: 5 });
     // needs_input, running again, succeeded.
@@ -94,7 +94,7 @@ describe("MCP notifications", () => {
 
   it("reports each status change as progress while waiting, when the client sent a progress token", async () => {
     const { executor, open } = gatedScript();
-    const h = harness({ executor });
+    const h = await harness({ executor });
     const client = await connect(h);
     const id = await runningPost(h, client);
     const progress: Progress[] = [];
@@ -110,7 +110,7 @@ describe("MCP notifications", () => {
 
   it("a canceled tool call stops waiting but not the action", async () => {
     const { executor } = gatedScript();
-    const h = harness({ executor });
+    const h = await harness({ executor });
     const client = await connect(h);
     const id = await runningPost(h, client);
     const listeners = h.engine.core.lifecycle.events.listenerCount("change");
@@ -121,6 +121,6 @@ describe("MCP notifications", () => {
     await expect(waiting).rejects.toThrow(/user gave up/);
     // The server-side wait has let go of its listener, well before the 50 s are up.
     await eventually(() => h.engine.core.lifecycle.events.listenerCount("change") === listeners);
-    expect(h.store.actions.get(id)?.status).toBe("running");
+    expect((await h.store.actions.get(id))?.status).toBe("running");
   });
 });

@@ -40,7 +40,7 @@ async function readEvents(response: Response, done: (events: { id?: string; data
 
 describe("resumable Streamable HTTP", () => {
   it("a long wait cut by a proxy is resumed with Last-Event-ID and still delivers the tool result", async () => {
-    const h = harness({ executor: new ScriptedExecutor().on("post", async (context) => { await sleep(1_500, context.signal); return { post_id: "p1" }; }) });
+    const h = await harness({ executor: new ScriptedExecutor().on("post", async (context) => { await sleep(1_500, context.signal); return { post_id: "p1" }; }) });
     let endpoint!: McpHttpEndpoint;
     const limiter = new RateLimiter(600, h.clock);
     const app = createApp({ engine: h.engine, limiter, extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { allowedHosts: ["127.0.0.1"], publicUrl: () => "http://127.0.0.1:8787", limiter, logger: silentLogger })) });
@@ -61,7 +61,7 @@ describe("resumable Streamable HTTP", () => {
       method: "POST",
       signal: proxy.signal,
       headers: session,
-      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "run_action", arguments: { account_id: addAccount(h), type: "post", params: { text: "cut" }, wait_seconds: 10 } } }),
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "run_action", arguments: { account_id: await addAccount(h), type: "post", params: { text: "cut" }, wait_seconds: 10 } } }),
     });
     // The priming event says where to resume and how soon to retry; then the "proxy" cuts the stream.
     const [priming] = await readEvents(call, (events) => events.length >= 1);

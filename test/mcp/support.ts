@@ -18,8 +18,8 @@ afterEach(async () => {
 });
 
 /** A harness (real SQLite, real engine, scripted platform) removed after the test. */
-export function harness(options: HarnessOptions = {}): Harness {
-  const h = createHarness(options);
+export async function harness(options: HarnessOptions = {}): Promise<Harness> {
+  const h = await createHarness(options);
   cleanups.push(() => h.destroy());
   return h;
 }
@@ -34,7 +34,7 @@ export interface ConnectOptions {
 
 /** The SDK's own client connected in-process to an MCP session over the harness's engine. */
 export async function connect(h: Harness, options: ConnectOptions = {}): Promise<Client> {
-  const server = createMcpServer({ engine: h.engine, principal: options.principal ?? h.engine.authenticate(h.adminKey)!, logger: silentLogger });
+  const server = createMcpServer({ engine: h.engine, principal: options.principal ?? (await h.engine.authenticate(h.adminKey))!, logger: silentLogger });
   const client = new Client({ name: "test-client", version: "1.0.0" }, { capabilities: options.capabilities ?? {} });
   options.setup?.(client);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
@@ -57,8 +57,8 @@ export async function call(client: Client, name: string, args: Record<string, un
 }
 
 /** Adds an account straight through the engine (not under test here). */
-export function addAccount(h: Harness, username = "carol"): string {
-  return h.engine.createAccount(h.engine.authenticate(h.adminKey)!, { platform: "sandbox", username, password: "pw" }).id;
+export async function addAccount(h: Harness, username = "carol"): Promise<string> {
+  return (await h.engine.createAccount((await h.engine.authenticate(h.adminKey))!, { platform: "sandbox", username, password: "pw" })).id;
 }
 
 /** A connect that asks for an emailed code until it is given 123456 (each wrong one refused). */

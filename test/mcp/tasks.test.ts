@@ -39,10 +39,10 @@ function script(): ScriptedExecutor {
 }
 
 async function serve() {
-  const h = harness({ executor: script() });
+  const h = await harness({ executor: script() });
   const { url } = await serveMcpHttp(h);
   const rpc = modernRpc(url, WITH_TASKS);
-  const admin = h.engine.authenticate(h.adminKey)!;
+  const admin = (await h.engine.authenticate(h.adminKey))!;
   return { h, url, rpc, admin };
 }
 
@@ -73,7 +73,7 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
 
   it("run_action is a task at once; tasks/get at input_required asks for the sign-in link; once the code is typed on the page it is completed with the action", async () => {
     const { h, rpc, admin } = await serve();
-    const accountId = addAccount(h);
+    const accountId = await addAccount(h);
     const started = Date.now();
     const created = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(accountId) });
     // The call does not wait for the action (wait_seconds is for calls without tasks).
@@ -90,7 +90,7 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
 
     const get = () => rpc(h.adminKey, "tasks/get", { taskId: task.taskId });
     const paused = await until(get, (current) => current.status === "input_required");
-    const signInUrl = h.engine.present(h.engine.getAction(admin, actionId), "mcp").challenge!.sign_in_url;
+    const signInUrl = (await h.engine.present(await h.engine.getAction(admin, actionId), "mcp")).challenge!.sign_in_url;
     expect(paused.resultType).toBe("complete");
     expect(paused.statusMessage).toContain("We emailed a code to c***@example.com.");
     const requests = Object.entries(paused.inputRequests as Record<string, any>);
@@ -101,7 +101,7 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
     expect(paused.result).toBeUndefined();
 
     // The person types the code on the page the link opens (its answer box calls the same engine method).
-    h.engine.answer(admin, actionId, "123456");
+    await h.engine.answer(admin, actionId, "123456");
     const done = await until(get, (current) => current.status === "completed");
     expect(done.inputRequests).toBeUndefined();
     expect(done.result.structuredContent).toMatchObject({ id: actionId, status: "succeeded", cost: 1, result: { signed_in: true } });
@@ -111,42 +111,42 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
 
   it("each challenge has its own input key; a refused answer keeps its challenge, link and key, and says so", async () => {
     const { h, rpc, admin } = await serve();
-    const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: { account_id: addAccount(h), type: "lookup_person", params: { handle: "dave" } } })).result;
+    const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: { account_id: await addAccount(h), type: "lookup_person", params: { handle: "dave" } } })).result;
     const get = () => rpc(h.adminKey, "tasks/get", { taskId: task.taskId });
     const emailed = await until(get, (current) => current.status === "input_required");
     const [emailKey] = Object.keys(emailed.inputRequests);
-    h.engine.answer(admin, task.structuredContent.id, "111111");
+    await h.engine.answer(admin, task.structuredContent.id, "111111");
     const texted = await until(get, (current) => current.status === "input_required" && current.statusMessage.includes("We texted a code."));
     const [smsKey] = Object.keys(texted.inputRequests);
     expect(smsKey).not.toBe(emailKey);
-    h.engine.answer(admin, task.structuredContent.id, "222222");
+    await h.engine.answer(admin, task.structuredContent.id, "222222");
     expect((await until(get, (current) => current.status === "completed")).result.structuredContent).toMatchObject({ status: "succeeded", result: { handle: "dave" } });
 
-    const connect = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(addAccount(h, "erin")) })).result;
+    const connect = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(await addAccount(h, "erin")) })).result;
     const getConnect = () => rpc(h.adminKey, "tasks/get", { taskId: connect.taskId });
     const asked = await until(getConnect, (current) => current.status === "input_required");
-    h.engine.answer(admin, connect.structuredContent.id, "000000");
+    await h.engine.answer(admin, connect.structuredContent.id, "000000");
     const refused = await until(getConnect, (current) => current.status === "input_required" && current.statusMessage.includes("refused"));
     expect(Object.keys(refused.inputRequests)).toEqual(Object.keys(asked.inputRequests));
   });
 
   it("tasks/update: accept is acknowledged and changes nothing; decline cancels the action, free", async () => {
     const { h, rpc, admin } = await serve();
-    const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(addAccount(h)) })).result;
+    const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(await addAccount(h)) })).result;
     const get = () => rpc(h.adminKey, "tasks/get", { taskId: task.taskId });
     const paused = await until(get, (current) => current.status === "input_required");
     const key = Object.keys(paused.inputRequests)[0]!;
 
     const accepted = await rpc(h.adminKey, "tasks/update", { taskId: task.taskId, inputResponses: { [key]: { action: "accept" } } });
     expect(accepted.result).toMatchObject({ resultType: "complete" });
-    expect(h.engine.getAction(admin, task.structuredContent.id).status).toBe("needs_input");
+    expect((await h.engine.getAction(admin, task.structuredContent.id)).status).toBe("needs_input");
     // A key the task never asked for is ignored.
     await rpc(h.adminKey, "tasks/update", { taskId: task.taskId, inputResponses: { sign_in_other: { action: "decline" } } });
-    expect(h.engine.getAction(admin, task.structuredContent.id).status).toBe("needs_input");
+    expect((await h.engine.getAction(admin, task.structuredContent.id)).status).toBe("needs_input");
 
     const declined = await rpc(h.adminKey, "tasks/update", { taskId: task.taskId, inputResponses: { [key]: { action: "decline" } } });
     expect(declined.result).toMatchObject({ resultType: "complete" });
-    expect(h.engine.getAction(admin, task.structuredContent.id)).toMatchObject({ status: "canceled", cost: 0 });
+    expect(await h.engine.getAction(admin, task.structuredContent.id)).toMatchObject({ status: "canceled", cost: 0 });
     const after = (await get()).result;
     expect(after).toMatchObject({ status: "cancelled" });
     expect(after.result).toBeUndefined();
@@ -155,21 +155,21 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
 
   it("tasks/cancel cancels the action, free; on an ended task it is acknowledged and changes nothing", async () => {
     const { h, rpc, admin } = await serve();
-    const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(addAccount(h)) })).result;
+    const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(await addAccount(h)) })).result;
     const canceled = await rpc(h.adminKey, "tasks/cancel", { taskId: task.taskId });
     expect(canceled.error).toBeUndefined();
     expect(canceled.result).toMatchObject({ resultType: "complete" });
-    expect(h.engine.getAction(admin, task.structuredContent.id)).toMatchObject({ status: "canceled", cost: 0 });
+    expect(await h.engine.getAction(admin, task.structuredContent.id)).toMatchObject({ status: "canceled", cost: 0 });
     expect((await rpc(h.adminKey, "tasks/get", { taskId: task.taskId })).result.status).toBe("cancelled");
 
     const again = await rpc(h.adminKey, "tasks/cancel", { taskId: task.taskId });
     expect(again.result).toMatchObject({ resultType: "complete" });
-    expect(h.engine.getAction(admin, task.structuredContent.id).status).toBe("canceled");
+    expect((await h.engine.getAction(admin, task.structuredContent.id)).status).toBe("canceled");
   });
 
   it("a post is a task that completes with run_action's result; a failed action is a completed task whose result carries the failure", async () => {
     const { h, rpc } = await serve();
-    const accountId = addAccount(h);
+    const accountId = await addAccount(h);
     const posted = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: { account_id: accountId, type: "post", params: { text: "hello" } } })).result;
     expect(posted.resultType).toBe("task");
     const done = await until(() => rpc(h.adminKey, "tasks/get", { taskId: posted.taskId }), (current) => current.status === "completed");
@@ -190,7 +190,7 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
     expect(connected.taskId).toMatch(/^connect_account\.act_/);
     const get = () => rpc(h.adminKey, "tasks/get", { taskId: connected.taskId });
     await until(get, (current) => current.status === "input_required");
-    h.engine.answer(admin, connected.structuredContent.action.id, "123456");
+    await h.engine.answer(admin, connected.structuredContent.action.id, "123456");
     const done = await until(get, (current) => current.status === "completed");
     expect(done.result.structuredContent).toMatchObject({ account: { id: connected.structuredContent.account.id }, action: { status: "succeeded" } });
 
@@ -202,11 +202,11 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
 
   it("another workspace's key, a key limited to other accounts, an unknown or malformed taskId: -32602, nothing changed", async () => {
     const { h, rpc, admin } = await serve();
-    const accountId = addAccount(h);
+    const accountId = await addAccount(h);
     const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(accountId) })).result;
     await until(() => rpc(h.adminKey, "tasks/get", { taskId: task.taskId }), (current) => current.status === "input_required");
-    const elsewhere = h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" }).key;
-    const limited = h.key("operator", { accountIds: [addAccount(h, "dave")] });
+    const elsewhere = (await h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" })).key;
+    const limited = await h.key("operator", { accountIds: [await addAccount(h, "dave")] });
     const attempts: [string, string, Record<string, unknown>][] = [];
     for (const key of [elsewhere, limited]) {
       attempts.push([key, "tasks/get", { taskId: task.taskId }], [key, "tasks/cancel", { taskId: task.taskId }], [key, "tasks/update", { taskId: task.taskId, inputResponses: { any: { action: "decline" } } }]);
@@ -222,22 +222,22 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
     }
     // A taskId that is not a string is refused by the params schema, the same way.
     expect((await rpc(h.adminKey, "tasks/get", { taskId: 42 })).error!.code).toBe(-32602);
-    expect(h.engine.getAction(admin, task.structuredContent.id).status).toBe("needs_input");
+    expect((await h.engine.getAction(admin, task.structuredContent.id)).status).toBe("needs_input");
   });
 
   it("a read-only key reads a task but may not cancel it", async () => {
     const { h, rpc, admin } = await serve();
-    const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(addAccount(h)) })).result;
-    const reader = h.key("read_only");
+    const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(await addAccount(h)) })).result;
+    const reader = await h.key("read_only");
     expect((await rpc(reader, "tasks/get", { taskId: task.taskId })).result.taskId).toBe(task.taskId);
     const refused = await rpc(reader, "tasks/cancel", { taskId: task.taskId });
     expect(refused.error).toMatchObject({ code: -32602, message: expect.stringContaining("forbidden") });
-    expect(h.engine.getAction(admin, task.structuredContent.id).status).not.toBe("canceled");
+    expect((await h.engine.getAction(admin, task.structuredContent.id)).status).not.toBe("canceled");
   });
 
   it("a client that does not declare the extension gets a normal result, and its tasks/get is refused with -32021", async () => {
     const { h, rpc } = await serve();
-    const plain = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: { account_id: addAccount(h), type: "post", params: { text: "hello" }, wait_seconds: 5 } }, {});
+    const plain = await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: { account_id: await addAccount(h), type: "post", params: { text: "hello" }, wait_seconds: 5 } }, {});
     expect(plain.result).toMatchObject({ resultType: "complete", structuredContent: { status: "succeeded" } });
     expect(plain.result.taskId).toBeUndefined();
     const taskId = `run_action.${plain.result.structuredContent.id}`;
@@ -247,7 +247,7 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
 
   it("the SDK's client reads and cancels a task with client.request (it sends Mcp-Name for tasks/*)", async () => {
     const { h, url, rpc, admin } = await serve();
-    const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(addAccount(h)) })).result;
+    const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(await addAccount(h)) })).result;
     const client = new Client({ name: "tasks-test", version: "1.0.0" }, { versionNegotiation: { mode: { pin: MODERN } }, capabilities: { extensions: { [TASKS]: {} } } });
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${h.adminKey}` } } }));
     stops.push(() => client.close());
@@ -255,7 +255,7 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
     const read = await client.request({ method: "tasks/get", params: { taskId: task.taskId } }, DetailedTask);
     expect(read).toMatchObject({ taskId: task.taskId, status: expect.stringMatching(/^(working|input_required)$/) });
     await client.request({ method: "tasks/cancel", params: { taskId: task.taskId } }, z.looseObject({}));
-    expect(h.engine.getAction(admin, task.structuredContent.id).status).toBe("canceled");
+    expect((await h.engine.getAction(admin, task.structuredContent.id)).status).toBe("canceled");
   });
 });
 

@@ -18,9 +18,9 @@ function emailCodeScript(): ScriptedExecutor {
 
 describe("MCP tools over the engine", () => {
   it("run_action stops at needs_input with the challenge; answer_challenge resumes it to succeeded", async () => {
-    const h = harness({ executor: emailCodeScript() });
+    const h = await harness({ executor: emailCodeScript() });
     const client = await connect(h);
-    const accountId = addAccount(h);
+    const accountId = await addAccount(h);
 
     const paused = await call(client, "run_action", { account_id: accountId, type: "connect", params: {}, wait_seconds: 5 });
     expect(paused.isError).toBeFalsy();
@@ -42,9 +42,9 @@ describe("MCP tools over the engine", () => {
   });
 
   it("a refused answer brings the action back to needs_input and says so; the right code then succeeds", async () => {
-    const h = harness({ executor: emailCodeScript() });
+    const h = await harness({ executor: emailCodeScript() });
     const client = await connect(h);
-    const paused = await call(client, "run_action", { account_id: addAccount(h), type: "connect", wait_seconds: 5 });
+    const paused = await call(client, "run_action", { account_id: await addAccount(h), type: "connect", wait_seconds: 5 });
     const refused = await call(client, "answer_challenge", { action_id: paused.data.id, answer: "000000", wait_seconds: 5 });
     expect(refused.isError).toBeFalsy();
     expect(refused.data.status).toBe("needs_input");
@@ -56,9 +56,9 @@ describe("MCP tools over the engine", () => {
   });
 
   it("a captcha cannot be answered with text: a conflict error pointing at sign_in_url", async () => {
-    const h = harness({ executor: emailCodeScript() });
+    const h = await harness({ executor: emailCodeScript() });
     const client = await connect(h);
-    const paused = await call(client, "run_action", { account_id: addAccount(h), type: "post", params: { text: "captcha-me" }, wait_seconds: 5 });
+    const paused = await call(client, "run_action", { account_id: await addAccount(h), type: "post", params: { text: "captcha-me" }, wait_seconds: 5 });
     expect(paused.data.challenge.kind).toBe("captcha");
     expect(paused.text).toContain("cannot be answered with answer_challenge");
     const refused = await call(client, "answer_challenge", { action_id: paused.data.id, answer: "solved" });
@@ -68,9 +68,9 @@ describe("MCP tools over the engine", () => {
   });
 
   it("a failed action is a normal result whose text gives the error code and the recommended response", async () => {
-    const h = harness({ executor: emailCodeScript() });
+    const h = await harness({ executor: emailCodeScript() });
     const client = await connect(h);
-    const failed = await call(client, "run_action", { account_id: addAccount(h), type: "post", params: { text: "rate-me" }, wait_seconds: 5 });
+    const failed = await call(client, "run_action", { account_id: await addAccount(h), type: "post", params: { text: "rate-me" }, wait_seconds: 5 });
     expect(failed.isError).toBeFalsy();
     expect(failed.data).toMatchObject({ status: "failed", error: { code: "rate_limited", message: "You are doing that too often. Try again in a few minutes." } });
     expect(failed.text).toContain("rate_limited");
@@ -78,27 +78,27 @@ describe("MCP tools over the engine", () => {
   });
 
   it("request-level errors are isError results with the REST codes and create nothing", async () => {
-    const h = harness({ executor: emailCodeScript() });
+    const h = await harness({ executor: emailCodeScript() });
     const client = await connect(h);
     const unknown = await call(client, "run_action", { account_id: "acc_nope", type: "post", params: { text: "hi" } });
     expect(unknown.isError).toBe(true);
     expect(unknown.text).toMatch(/^not_found: No such account\./);
-    const badParams = await call(client, "run_action", { account_id: addAccount(h), type: "post", params: { txt: "hi" } });
+    const badParams = await call(client, "run_action", { account_id: await addAccount(h), type: "post", params: { txt: "hi" } });
     expect(badParams.isError).toBe(true);
     expect(badParams.text).toMatch(/^invalid_request: The params do not fit a post action\./);
     const badShape = await call(client, "get_action", { action_id: 42 });
     expect(badShape.isError).toBe(true);
     expect(badShape.text).toContain("action_id");
-    const nothing = await call(client, "update_account", { account_id: addAccount(h, "dave") });
+    const nothing = await call(client, "update_account", { account_id: await addAccount(h, "dave") });
     expect(nothing.isError).toBe(true);
     expect(nothing.text).toMatch(/^invalid_request: give at least one of/);
-    expect(h.store.actions.list({ workspaceId: h.workspaceId, limit: 10 })).toHaveLength(0);
+    expect(await h.store.actions.list({ workspaceId: h.workspaceId, limit: 10 })).toHaveLength(0);
   });
 
   it("a read-only key may read but is refused run_action with forbidden", async () => {
-    const h = harness({ executor: emailCodeScript() });
-    const accountId = addAccount(h);
-    const client = await connect(h, { principal: h.engine.authenticate(h.key("read_only"))! });
+    const h = await harness({ executor: emailCodeScript() });
+    const accountId = await addAccount(h);
+    const client = await connect(h, { principal: (await h.engine.authenticate(await h.key("read_only")))! });
     const refused = await call(client, "run_action", { account_id: accountId, type: "post", params: { text: "hi" } });
     expect(refused.isError).toBe(true);
     expect(refused.text).toBe("forbidden: This key (role read_only) may not run, answer or cancel actions.\nDetails: {\"role\":\"read_only\"}");
@@ -106,9 +106,9 @@ describe("MCP tools over the engine", () => {
   });
 
   it("the same idempotency_key runs the action once and returns it again", async () => {
-    const h = harness({ executor: emailCodeScript() });
+    const h = await harness({ executor: emailCodeScript() });
     const client = await connect(h);
-    const args = { account_id: addAccount(h), type: "post", params: { text: "once" }, idempotency_key: "k-1", wait_seconds: 5 };
+    const args = { account_id: await addAccount(h), type: "post", params: { text: "once" }, idempotency_key: "k-1", wait_seconds: 5 };
     const first = await call(client, "run_action", args);
     const again = await call(client, "run_action", args);
     expect(again.data.id).toBe(first.data.id);

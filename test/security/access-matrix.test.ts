@@ -115,7 +115,7 @@ async function runCase(principal: PrincipalSpec, operation: Operation, target: T
   const ids = idsFor(target, fresh, ++serial);
   const expected = expectedOutcome(principal, operation, target);
   const hidden = hiddenIds(principal, fresh, ids);
-  const before = world.snapshot();
+  const before = await world.snapshot();
   let text: string;
   if (operation.surface === "rest") {
     const call = restCall(operation.route, ids, serial);
@@ -144,7 +144,7 @@ async function runCase(principal: PrincipalSpec, operation: Operation, target: T
     }
     expectNothingLeaks(text, hidden, !expected.ok);
   }
-  if (!expected.ok) expect(stateDifference(before, world.snapshot()), "a refused request changed state").toEqual([]);
+  if (!expected.ok) expect(stateDifference(before, (await world.snapshot())), "a refused request changed state").toEqual([]);
   await world.settle();
 }
 
@@ -174,7 +174,7 @@ for (const operation of OPERATIONS) {
 /** Over MCP a missing or unknown key never reaches a tool: the POST is a 401 with the REST error body. */
 async function unauthenticatedToolCall(principal: PrincipalSpec, operation: Operation & { surface: "mcp" }): Promise<void> {
   const fresh = await world.freshTargets();
-  const before = world.snapshot();
+  const before = await world.snapshot();
   const key = keyOf(principal);
   const response = await fetch(`${world.origin}/mcp`, {
     method: "POST",
@@ -183,7 +183,7 @@ async function unauthenticatedToolCall(principal: PrincipalSpec, operation: Oper
   });
   expect(response.status).toBe(401);
   expect(await response.json()).toMatchObject({ error: { code: "unauthorized", message: expect.any(String) } });
-  expect(stateDifference(before, world.snapshot())).toEqual([]);
+  expect(stateDifference(before, (await world.snapshot()))).toEqual([]);
 }
 
 describe("MCP connect without a valid key", () => {
@@ -230,17 +230,17 @@ async function createWithKey(surface: "rest" | "mcp", key: string, body: { accou
     expect(result.isError).toBeFalsy();
     id = (result.structuredContent as { id: string }).id;
   }
-  await eventually(() => world.h.store.actions.get(id)?.status === "needs_input");
+  await eventually(async () => (await world.h.store.actions.get(id))?.status === "needs_input");
   await world.settle();
   return id;
 }
 
 async function replayCase(principal: PrincipalSpec, created: "rest" | "mcp", replayed: "rest" | "mcp"): Promise<void> {
-  const accountId = world.newAccount("own", "challenge");
+  const accountId = await world.newAccount("own", "challenge");
   const key = `replay-${++serial}`;
   const first = await createWithKey(created, key, { account_id: accountId, type: "connect", params: {} });
   const expected = expectedOutcome(principal, CREATE_ACTION[replayed], OWN_TARGET);
-  const before = world.snapshot();
+  const before = await world.snapshot();
   let text: string;
   if (replayed === "rest") {
     // The same body with its keys in another order is the same request.
@@ -273,19 +273,19 @@ async function replayCase(principal: PrincipalSpec, created: "rest" | "mcp", rep
     expectNothingLeaks(text, [], true);
   }
   // A replay runs nothing again, and a refused one writes nothing.
-  expect(stateDifference(before, world.snapshot())).toEqual([]);
+  expect(stateDifference(before, (await world.snapshot()))).toEqual([]);
 }
 
 describe("webhook deliveries, endpoints made by limited keys, and the event stream's backlog", () => {
   /** A retry naming an endpoint and a delivery that is not that endpoint's: 404 whoever owns either, and nothing written. */
   async function refusedRetry(key: string, endpointId: string, deliveryId: string, hidden: readonly string[]): Promise<void> {
     await world.settle();
-    const before = world.snapshot();
+    const before = await world.snapshot();
     const response = await restRequest({ method: "POST", path: `/v1/webhooks/${encodeURIComponent(endpointId)}/deliveries/${encodeURIComponent(deliveryId)}/retry` }, key);
     expect(response.status, response.raw).toBe(404);
     expect(response.json?.error?.code).toBe("not_found");
     expectNothingLeaks(response.raw, hidden, true);
-    expect(stateDifference(before, world.snapshot()), "a refused request changed state").toEqual([]);
+    expect(stateDifference(before, (await world.snapshot())), "a refused request changed state").toEqual([]);
   }
 
   matrixCase("admin · own endpoint, another workspace's delivery → 404 not_found", async () => {
@@ -300,11 +300,11 @@ describe("webhook deliveries, endpoints made by limited keys, and the event stre
 
   matrixCase("admin · own endpoint, a delivery of another own endpoint → 404 not_found", async () => {
     const fresh = await world.freshTargets();
-    const admin = world.h.engine.authenticate(world.keys.admin)!;
+    const admin = (await world.h.engine.authenticate(world.keys.admin))!;
     const second = (await world.h.engine.createWebhook(admin, { url: UNREACHABLE_HOOK })).id;
-    world.newAccount("own", "plain"); // an event, so the second endpoint has a delivery
+    await world.newAccount("own", "plain"); // an event, so the second endpoint has a delivery
     await world.settle();
-    const delivery = world.h.store.webhooks.deliveries(second, 1)[0]!.id;
+    const delivery = (await world.h.store.webhooks.deliveries(second, 1))[0]!.id;
     await refusedRetry(world.keys.admin, fresh.own.webhookId, delivery, []);
   });
 
@@ -315,9 +315,9 @@ describe("webhook deliveries, endpoints made by limited keys, and the event stre
     expect(created.status, created.raw).toBe(201);
     const id: string = created.json.id;
     // An event of an account outside its list, then the events of an action on its one account.
-    const outside = world.newAccount("own", "plain");
-    const admin = world.h.engine.authenticate(world.keys.admin)!;
-    const inside = world.h.engine.createAction(admin, { account_id: world.allowedAccountId, type: "connect", params: {} }).id;
+    const outside = await world.newAccount("own", "plain");
+    const admin = (await world.h.engine.authenticate(world.keys.admin))!;
+    const inside = (await world.h.engine.createAction(admin, { account_id: world.allowedAccountId, type: "connect", params: {} })).id;
     await world.settle();
     const deliveries = await restRequest({ method: "GET", path: `/v1/webhooks/${id}/deliveries?limit=100` }, key);
     expect(deliveries.status, deliveries.raw).toBe(200);
@@ -335,8 +335,8 @@ describe("webhook deliveries, endpoints made by limited keys, and the event stre
     matrixCase(`${principal.name} · GET /v1/events resumed from before the targets → ${sees}`, async () => {
       // A mark in the key's own workspace: this is about what the backlog carries, not about whose ids are taken as marks.
       const { store } = world.h;
-      const workspaceId = world.h.engine.authenticate(keyOf(principal)!)!.workspaceId;
-      const mark = store.events.bySeq(store.events.latestSeq(workspaceId))!.id;
+      const workspaceId = (await world.h.engine.authenticate(keyOf(principal)!))!.workspaceId;
+      const mark = (await store.events.bySeq(await store.events.latestSeq(workspaceId)))!.id;
       const fresh = await world.freshTargets();
       const response = await restRequest({ method: "GET", path: "/v1/events" }, keyOf(principal), { headers: { "last-event-id": mark }, streamMs: 500 });
       expect(response.status, response.raw).toBe(200);

@@ -113,11 +113,11 @@ export async function runFuzz(plan: FuzzPlan, progress: (line: string) => void =
       const settling = Date.now();
       await world.settle();
       figures.settleMs += Date.now() - settling;
-      const before = world.snapshot();
+      const before = await world.snapshot();
       const sentAt = Date.now();
       const verdict = await send(world, spec, resolve, sessions, clients).catch((error: unknown): Verdict => ({ status: "no-response", rejected: false, problems: [`no response: ${String(error)}`] }));
       noteDuration(figures, spec, Date.now() - sentAt);
-      const changes = stateDifference(before, world.snapshot());
+      const changes = stateDifference(before, (await world.snapshot()));
       record(figures, spec, verdict, changes, cases[index - 1]);
     }
   } finally {

@@ -479,7 +479,7 @@ beforeAll(async () => {
   // The receiver is on loopback: private targets allowed, as ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE allows them.
   live = await startLiveService({ server: { logger }, env: { ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: "true" } });
   dataDir = live.config.dataDir;
-  operatorKey = live.server.service.engine.issueKey({ role: "operator" }).key;
+  operatorKey = (await live.server.service.engine.issueKey({ role: "operator" })).key;
   addSecret("api_key", "admin key", live.key, Buffer.from(live.key.slice(3), "base64url"));
   addSecret("api_key", "operator key", operatorKey, Buffer.from(operatorKey.slice(3), "base64url"));
 
@@ -520,7 +520,7 @@ beforeAll(async () => {
   // The sandbox's session (and remembered-device) cookies, from the accounts' live contexts and their saved sessions.
   for (const id of accountIds) {
     const open = (await live.server.pool.contextOf(id)?.cookies()) ?? [];
-    const sealed = live.server.service.store.accounts.getSecret(id, "session");
+    const sealed = await live.server.service.store.accounts.getSecret(id, "session");
     const saved = sealed ? ((JSON.parse(sealed) as { cookies?: { name: string; value: string }[] }).cookies ?? []) : [];
     for (const cookie of [...open, ...saved]) if (cookie.value.length >= 16) addSecret("session_cookie", `cookie ${cookie.name} of ${id}`, cookie.value);
   }
@@ -538,7 +538,7 @@ beforeAll(async () => {
     JSON.stringify(rec.serverRequests),
   ].join("\n");
   for (const token of new Set(tokensIn(everything))) {
-    const target = live.server.service.engine.resolveLiveToken(token);
+    const target = await live.server.service.engine.resolveLiveToken(token);
     owners.set(token, target && target !== "expired" ? (target.kind === "challenge" ? { kind: "challenge", actionId: target.action.id } : { kind: "sign_in", accountId: target.account.id }) : undefined);
     addSecret("link_token", `live link of ${JSON.stringify(owners.get(token))}`, token, Buffer.from(token, "base64url"));
   }

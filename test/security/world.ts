@@ -8,6 +8,7 @@ import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { ScriptedExecutor } from "../helpers/scripted-executor.js";
 import { readState, type StateSnapshot } from "./state.js";
+import { sql, value } from "../helpers/sql.js";
 
 /** Far above anything a run sends: the security harnesses test access, not the rate limit. */
 const UNLIMITED_PER_MINUTE = 1_000_000_000;
@@ -73,8 +74,8 @@ export interface World {
   /** Fresh targets in both workspaces, each action already paused at needs_input. */
   freshTargets(): Promise<{ own: TargetIds; other: TargetIds }>;
   /** A new account: `challenge` ones pause their connect at needs_input, `plain` ones run straight through. */
-  newAccount(workspace: "own" | "other", kind: "plain" | "challenge"): string;
-  snapshot(): StateSnapshot;
+  newAccount(workspace: "own" | "other", kind: "plain" | "challenge"): Promise<string>;
+  snapshot(): Promise<StateSnapshot>;
   /** Resolves once no action is running or about to start: nothing changes state in the background. */
   settle(timeoutMs?: number): Promise<void>;
   /** Errors the served app logged (unexpected exceptions: a 500's cause). */
@@ -92,7 +93,7 @@ function challengeScriptedExecutor(): ScriptedExecutor {
 }
 
 export async function createWorld(): Promise<World> {
-  const h = createHarness({
+  const h = await createHarness({
     executor: challengeScriptedExecutor(),
     engine: {
       // Every fixture pauses an action at needs_input; plenty of slots and credits keep runs independent of order.
@@ -101,7 +102,7 @@ export async function createWorld(): Promise<World> {
       freeCredits: 1_000_000_000,
       // No lease renewal during a run: a heartbeat writes the runners table, which would look like a refused request's write.
       // A quick watch, so work started by one request has ended before the next is sent.
-      runner: { leaseMs: 24 * 60 * 60 * 1000, heartbeatMs: 60 * 60 * 1000, watchMs: 10 },
+      runner: { leaseMs: 24 * 60 * 60 * 1000, heartbeatMs: 60 * 60 * 1000 },
       // Endpoints on loopback (UNREACHABLE_HOOK): deliveries are attempted, and fail, without leaving the machine.
       // Each is attempted once: its retry is due 5 s later on a fake clock that moves a millisecond per set of fixtures,
       // and every set drops the endpoints (with their deliveries) of the one before.
@@ -124,28 +125,28 @@ export async function createWorld(): Promise<World> {
   const server = await listen(app, "127.0.0.1", 0);
   origin = `http://127.0.0.1:${server.port}`;
 
-  const otherAdmin = h.key("admin", { workspace: "other" });
-  const ownAdmin = h.engine.authenticate(h.adminKey)!;
-  const otherPrincipal = h.engine.authenticate(otherAdmin)!;
+  const otherAdmin = await h.key("admin", { workspace: "other" });
+  const ownAdmin = (await h.engine.authenticate(h.adminKey))!;
+  const otherPrincipal = (await h.engine.authenticate(otherAdmin))!;
   let serial = 0;
-  const addAccount = (principal: Principal, kind: "plain" | "challenge"): string =>
-    h.engine.createAccount(principal, { platform: "sandbox", username: `${kind === "challenge" ? CHALLENGE_PREFIX : "plain-"}${++serial}`, password: "pw" }).id;
-  const allowedAccountId = addAccount(ownAdmin, "plain");
+  const addAccount = async (principal: Principal, kind: "plain" | "challenge"): Promise<string> =>
+    (await h.engine.createAccount(principal, { platform: "sandbox", username: `${kind === "challenge" ? CHALLENGE_PREFIX : "plain-"}${++serial}`, password: "pw" })).id;
+  const allowedAccountId = await addAccount(ownAdmin, "plain");
 
   async function targetsIn(principal: Principal): Promise<TargetIds> {
     // The endpoint first, so the events of what follows are fanned out to it.
     const webhookId = (await h.engine.createWebhook(principal, { url: UNREACHABLE_HOOK })).id;
-    const accountId = addAccount(principal, "plain");
-    const actionAccountId = addAccount(principal, "challenge");
-    const actionId = h.engine.createAction(principal, { account_id: actionAccountId, type: "connect", params: {} }).id;
-    await until(() => h.store.actions.get(actionId)?.status === "needs_input", 5_000, `fixture action ${actionId} never reached needs_input`);
-    const deliveryId = h.store.webhooks.deliveries(webhookId, 1)[0]?.id;
+    const accountId = await addAccount(principal, "plain");
+    const actionAccountId = await addAccount(principal, "challenge");
+    const actionId = (await h.engine.createAction(principal, { account_id: actionAccountId, type: "connect", params: {} })).id;
+    await until(async () => (await h.store.actions.get(actionId))?.status === "needs_input", 5_000, `fixture action ${actionId} never reached needs_input`);
+    const deliveryId = (await h.store.webhooks.deliveries(webhookId, 1))[0]?.id;
     if (!deliveryId) throw new Error(`fixture endpoint ${webhookId} got no delivery`);
     // A moment passes, so this feedback is the newest (lists are newest first, and the clock stands still otherwise).
     h.clock.advance(1);
-    h.store.transaction(() => h.store.feedback.saveScreenshot(actionId, TINY_PNG, h.clock.now().toISOString()));
-    const feedbackId = h.engine.sendFeedback(principal, { message: `fixture feedback ${++serial}`, action_id: actionId }).id;
-    const eventId = h.store.events.bySeq(h.store.events.latestSeq(principal.workspaceId))!.id;
+    await h.store.transaction(async () => await h.store.feedback.saveScreenshot(actionId, TINY_PNG, h.clock.now().toISOString()));
+    const feedbackId = (await h.engine.sendFeedback(principal, { message: `fixture feedback ${++serial}`, action_id: actionId })).id;
+    const eventId = (await h.store.events.bySeq(await h.store.events.latestSeq(principal.workspaceId)))!.id;
     return { accountId, actionId, actionAccountId, webhookId, deliveryId, feedbackId, eventId };
   }
 
@@ -154,9 +155,9 @@ export async function createWorld(): Promise<World> {
    * to every endpoint of its workspace, so endpoints left from earlier targets would multiply the
    * deliveries of every later event.
    */
-  function dropWebhooks(): void {
-    h.store.transaction(() => {
-      for (const principal of [ownAdmin, otherPrincipal]) for (const endpoint of h.store.webhooks.endpoints(principal.workspaceId)) h.store.webhooks.deleteEndpoint(endpoint.id);
+  async function dropWebhooks(): Promise<void> {
+    await h.store.transaction(async () => {
+      for (const principal of [ownAdmin, otherPrincipal]) for (const endpoint of await h.store.webhooks.endpoints(principal.workspaceId)) await h.store.webhooks.deleteEndpoint(endpoint.id);
     });
   }
 
@@ -166,25 +167,26 @@ export async function createWorld(): Promise<World> {
     port: server.port,
     keys: {
       admin: h.adminKey,
-      operator: h.key("operator"),
-      readOnly: h.key("read_only"),
+      operator: await h.key("operator"),
+      readOnly: await h.key("read_only"),
       otherAdmin,
-      limitedOperator: h.key("operator", { accountIds: [allowedAccountId] }),
-      limitedAdmin: h.key("admin", { accountIds: [allowedAccountId] }),
+      limitedOperator: await h.key("operator", { accountIds: [allowedAccountId] }),
+      limitedAdmin: await h.key("admin", { accountIds: [allowedAccountId] }),
       bad: `as_${randomBytes(32).toString("base64url")}`,
     },
     allowedAccountId,
     async freshTargets() {
       await world.settle();
-      dropWebhooks();
+      await dropWebhooks();
       const targets = { own: await targetsIn(ownAdmin), other: await targetsIn(otherPrincipal) };
       // The fixtures' own deliveries are attempted in the background: done before a request is judged.
       await world.settle();
       return targets;
     },
-    newAccount: (workspace, kind) => addAccount(workspace === "own" ? ownAdmin : otherPrincipal, kind),
-    snapshot: () => readState(h.store.db),
-    settle: (timeoutMs = 10_000) => until(() => unsettledActions(h) === 0 && unsettledDeliveries(h) === 0, timeoutMs, "actions or webhook deliveries still running in the background"),
+    newAccount: async (workspace, kind) => await addAccount(workspace === "own" ? ownAdmin : otherPrincipal, kind),
+    snapshot: () => readState(h.store),
+    settle: (timeoutMs = 10_000) =>
+      until(async () => (await unsettledActions(h)) === 0 && (await unsettledDeliveries(h)) === 0, timeoutMs, "actions or webhook deliveries still running in the background"),
     serverErrors,
     async close() {
       await endpoint?.close();
@@ -200,15 +202,15 @@ export async function createWorld(): Promise<World> {
  * Actions that will still write without a request: running ones, and queued ones nothing
  * holds back (an account's actions wait while another of its actions is at needs_input).
  */
-function unsettledActions(h: Harness): number {
-  return h.store.db
-    .prepare(
-      `SELECT count(*) FROM actions a
+async function unsettledActions(h: Harness): Promise<number> {
+  return Number(
+    await value(
+      h.store,
+      sql`SELECT count(*) FROM actions a
        WHERE a.status = 'running'
           OR (a.status = 'queued' AND NOT EXISTS (SELECT 1 FROM actions b WHERE b.account_id = a.account_id AND b.status = 'needs_input'))`,
-    )
-    .pluck()
-    .get() as number;
+    ),
+  );
 }
 
 /**
@@ -217,22 +219,23 @@ function unsettledActions(h: Harness): number {
  * enabled, no earlier delivery of the same subject to the same endpoint pending), as
  * WebhookRepository.claimDue picks them. A failed delivery's next attempt is not due on the fake clock.
  */
-function unsettledDeliveries(h: Harness): number {
-  return h.store.db
-    .prepare(
-      `SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
+async function unsettledDeliveries(h: Harness): Promise<number> {
+  const now = h.clock.now().toISOString();
+  return Number(
+    await value(
+      h.store,
+      sql`SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
        WHERE d.state = 'pending' AND w.disabled_at IS NULL
-         AND ((d.leased_by IS NOT NULL AND d.leased_until > @now)
-           OR (d.next_attempt_at <= @now AND (d.leased_until IS NULL OR d.leased_until <= @now)
+         AND ((d.leased_by IS NOT NULL AND d.leased_until > ${now})
+           OR (d.next_attempt_at <= ${now} AND (d.leased_until IS NULL OR d.leased_until <= ${now})
                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending' AND p.event_seq < d.event_seq)))`,
-    )
-    .pluck()
-    .get({ now: h.clock.now().toISOString() }) as number;
+    ),
+  );
 }
 
-async function until(check: () => boolean, timeoutMs: number, message: string): Promise<void> {
+async function until(check: () => Promise<boolean>, timeoutMs: number, message: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(message);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
-import { Sealer, Store, loadMasterKey, openDatabase } from "../../src/store/index.js";
+import { Sealer, SqliteAdapter, Store, loadMasterKey, openDatabase } from "../../src/store/index.js";
 import { holdsLock } from "../helpers/locks.js";
 
 let dir: string;
@@ -22,7 +22,7 @@ describe("database", () => {
     db.close();
     const again = openDatabase(file);
     // Each migration file once, also when opened again.
-    const migrations = readdirSync(join(import.meta.dirname, "..", "..", "migrations")).filter((name) => name.endsWith(".sql"));
+    const migrations = readdirSync(join(import.meta.dirname, "..", "..", "migrations", "sqlite")).filter((name) => name.endsWith(".sql"));
     expect(migrations.length).toBeGreaterThanOrEqual(5);
     expect(again.prepare("SELECT count(*) FROM schema_migrations").pluck().get()).toBe(migrations.length);
     expect(() => again.prepare("INSERT INTO accounts (id, workspace_id, platform, username, created_at, updated_at) VALUES ('a', 'missing', 'p', 'u', 't', 't')").run()).toThrow(
@@ -56,24 +56,24 @@ describe("database", () => {
     db.close();
   });
 
-  it("a second connection opened and a store closed in this process leave the first one's locks, so another program's close keeps the journal", () => {
+  it("a second connection opened and a store closed in this process leave the first one's locks, so another program's close keeps the journal", async () => {
     dir = mkdtempSync(join(tmpdir(), "as-db-"));
     const file = join(dir, "action-service.db");
     const sealer = new Sealer(Buffer.alloc(32, 1));
-    const first = new Store(openDatabase(file), sealer);
-    first.db.prepare("CREATE TABLE t (x)").run();
+    const first = new Store(SqliteAdapter.open(file), sealer);
+    first.sqlite!.prepare("CREATE TABLE t (x)").run();
     // A second store (as the delivery thread opens one), read through its cache, then closed.
-    const second = new Store(openDatabase(file), sealer);
-    expect(second.workspaces.keyByHash("no-such-key")).toBeUndefined();
-    second.close();
+    const second = new Store(SqliteAdapter.open(file), sealer);
+    expect(await second.workspaces.keyByHash("no-such-key")).toBeUndefined();
+    await second.close();
     expect(holdsLock(process.pid, file)).toBe(true);
     expect(holdsLock(process.pid, `${file}-shm`)).toBe(true);
     // Another program opens, reads and closes cleanly: it is not the last connection, so the journal stays.
     execFileSync("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('SELECT count(*) FROM t').fetchone(); c.close()", file]);
     expect(readdirSync(dir)).toEqual(expect.arrayContaining(["action-service.db-wal", "action-service.db-shm"]));
-    first.db.prepare("INSERT INTO t VALUES (1)").run();
+    first.sqlite!.prepare("INSERT INTO t VALUES (1)").run();
     const seen = execFileSync("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('SELECT count(*) FROM t').fetchone()[0]); c.close()", file], { encoding: "utf8" });
     expect(seen.trim()).toBe("1");
-    first.close();
+    await first.close();
   });
 });

@@ -6,8 +6,8 @@ import { readRawFile } from "../helpers/raw-file.js";
 
 let h: Harness;
 let web: WebClient;
-beforeEach(() => {
-  h = webHarness();
+beforeEach(async () => {
+  h = await webHarness();
   web = new WebClient(h.app);
 });
 afterEach(async () => {
@@ -46,8 +46,8 @@ describe("signing in", () => {
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get("set-cookie")).toBeNull();
     expect(wrong.text).toContain("That API key is not valid");
-    const issued = h.engine.issueKey({ role: "operator" });
-    h.engine.revokeKey(issued.id);
+    const issued = await h.engine.issueKey({ role: "operator" });
+    await h.engine.revokeKey(issued.id);
     expect((await web.signIn(issued.key)).status).toBe(401);
   });
 
@@ -89,10 +89,10 @@ describe("a session ends", () => {
   });
 
   it("when its key is revoked", async () => {
-    const issued = h.engine.issueKey({ role: "operator" });
+    const issued = await h.engine.issueKey({ role: "operator" });
     await web.signIn(issued.key);
     expect((await web.send("GET", "/app/actions")).status).toBe(200);
-    h.engine.revokeKey(issued.id);
+    await h.engine.revokeKey(issued.id);
     expect((await web.send("GET", "/app/actions")).status).toBe(303);
   });
 
@@ -124,10 +124,10 @@ describe("changes come only from the app's own forms", () => {
       await web.send("POST", "/app/credits/top-ups", { json: { credits: 5 } }),
     ];
     expect(refusals.map((response) => response.status)).toEqual([403, 403, 403, 403, 403, 403]);
-    expect(h.engine.listAccounts(h.engine.authenticate(h.adminKey)!)).toHaveLength(0);
+    expect(await h.engine.listAccounts((await h.engine.authenticate(h.adminKey))!)).toHaveLength(0);
     const made = await web.send("POST", "/app/accounts", { form: { ...account, _csrf: await web.csrf() } });
     expect(made.status).toBe(303);
-    expect(h.engine.listAccounts(h.engine.authenticate(h.adminKey)!).map((created) => created.username)).toEqual(["mallory-target"]);
+    expect((await h.engine.listAccounts((await h.engine.authenticate(h.adminKey))!)).map((created) => created.username)).toEqual(["mallory-target"]);
   });
 });
 
@@ -144,14 +144,14 @@ describe("each role sees what it may do", () => {
   }
 
   it("read_only sees every page and no form that changes anything; operator runs; admin manages", async () => {
-    const admin = h.engine.authenticate(h.adminKey)!;
-    const account = h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
-    const action = h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
+    const admin = (await h.engine.authenticate(h.adminKey))!;
+    const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+    const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
     await h.engine.waitFor(action.id, 5);
-    const failed = h.engine.getAction(admin, action.id).status;
+    const failed = (await h.engine.getAction(admin, action.id)).status;
     const retry = failed === "failed" ? ["/app/actions"] : [];
 
-    expect(await formsSeenBy(h.key("read_only"), account.id, action.id)).toEqual({
+    expect(await formsSeenBy(await h.key("read_only"), account.id, action.id)).toEqual({
       "/app/actions": [],
       "/app/actions/new": [],
       [`/app/actions/${action.id}`]: [],
@@ -162,7 +162,7 @@ describe("each role sees what it may do", () => {
       "/app/webhooks": 403,
       "/app/feedback": 403,
     });
-    expect(await formsSeenBy(h.key("operator"), account.id, action.id)).toEqual({
+    expect(await formsSeenBy(await h.key("operator"), account.id, action.id)).toEqual({
       "/app/actions": [],
       "/app/actions/new": ["/app/actions"],
       [`/app/actions/${action.id}`]: retry,
@@ -188,7 +188,7 @@ describe("each role sees what it may do", () => {
 
   it("a forged POST from a key without the permission is refused and changes nothing", async () => {
     const reader = new WebClient(h.app);
-    await reader.signIn(h.key("read_only"));
+    await reader.signIn(await h.key("read_only"));
     const csrf = await reader.csrf();
     const attempts = [
       await reader.send("POST", "/app/accounts", { form: { _csrf: csrf, platform: "sandbox", username: "x", password: "pw" } }),
@@ -197,15 +197,15 @@ describe("each role sees what it may do", () => {
     ];
     expect(attempts.map((response) => response.status)).toEqual([403, 403, 403]);
     expect(attempts[0]!.text).toContain("may not create, change or delete accounts");
-    expect(h.store.workspaces.listKeys()).toHaveLength(2);
-    expect(h.engine.listAccounts(h.engine.authenticate(h.adminKey)!)).toHaveLength(0);
+    expect(await h.store.workspaces.listKeys()).toHaveLength(2);
+    expect(await h.engine.listAccounts((await h.engine.authenticate(h.adminKey))!)).toHaveLength(0);
   });
 
   it("an admin key limited to some accounts does not manage keys (it could lift its own limit)", async () => {
-    const admin = h.engine.authenticate(h.adminKey)!;
-    const account = h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+    const admin = (await h.engine.authenticate(h.adminKey))!;
+    const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
     const limited = new WebClient(h.app);
-    await limited.signIn(h.key("admin", { accountIds: [account.id] }));
+    await limited.signIn(await h.key("admin", { accountIds: [account.id] }));
     expect((await limited.send("GET", "/app/keys")).status).toBe(403);
     expect((await limited.send("POST", "/app/keys", { form: { _csrf: await limited.csrf(), role: "admin" } })).status).toBe(403);
     expect((await limited.send("GET", "/app/actions")).text).not.toContain('href="/app/keys"');
@@ -222,15 +222,15 @@ describe("API keys page", () => {
     const listed = await web.send("GET", "/app/keys");
     expect(listed.text).not.toContain(key);
     expect(listed.text).toContain(`${key.slice(0, 10)}…`);
-    const id = h.engine.authenticate(key)!.keyId!;
+    const id = (await h.engine.authenticate(key))!.keyId!;
     const revoked = await web.send("POST", `/app/keys/${id}/revoke`, { form: { _csrf: await web.csrf() } });
     expect(revoked.status).toBe(303);
     expect((await h.request("GET", "/v1/credits", { key })).status).toBe(401);
   });
 
   it("another workspace's key is not found, and stays valid", async () => {
-    const elsewhere = h.key("admin", { workspace: "other" });
-    const id = h.engine.authenticate(elsewhere)!.keyId!;
+    const elsewhere = await h.key("admin", { workspace: "other" });
+    const id = (await h.engine.authenticate(elsewhere))!.keyId!;
     await web.signIn(h.adminKey);
     expect((await web.send("POST", `/app/keys/${id}/revoke`, { form: { _csrf: await web.csrf() } })).status).toBe(404);
     expect((await h.request("GET", "/v1/credits", { key: elsewhere })).status).toBe(200);
@@ -239,8 +239,8 @@ describe("API keys page", () => {
 
 describe("the run form", () => {
   it("is built from the action reference, and a refused param is named at its field with nothing created", async () => {
-    const admin = h.engine.authenticate(h.adminKey)!;
-    const account = h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+    const admin = (await h.engine.authenticate(h.adminKey))!;
+    const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
     await web.signIn(h.adminKey);
     const form = await web.send("GET", `/app/actions/new?account_id=${account.id}&type=lookup_person`);
     expect(form.text).toContain('name="p.handle"');
@@ -251,10 +251,10 @@ describe("the run form", () => {
     const refused = await web.send("POST", "/app/actions", { form: { _csrf: await web.csrf(), account_id: account.id, type: "post", "p.text": "" } });
     expect(refused.status).toBe(422);
     expect(refused.text).toMatch(/id="param-text-error">[^<]+</);
-    expect(h.engine.listActions(admin, { limit: 10 }).data).toHaveLength(0);
+    expect((await h.engine.listActions(admin, { limit: 10 })).data).toHaveLength(0);
     const run = await web.send("POST", "/app/actions", { form: { _csrf: await web.csrf(), account_id: account.id, type: "post", "p.text": "Hello" } });
     expect(run.status).toBe(303);
-    const [action] = h.engine.listActions(admin, { limit: 10 }).data;
+    const [action] = (await h.engine.listActions(admin, { limit: 10 })).data;
     expect(run.location).toBe(`/app/actions/${action!.id}`);
     expect(action!.params).toEqual({ text: "Hello" });
   });
@@ -269,14 +269,14 @@ it("an unknown page inside the app is an HTML 404", async () => {
 
 it("a page follows the session's event stream from the event it was rendered after", async () => {
   await web.signIn(h.adminKey);
-  const admin = h.engine.authenticate(h.adminKey)!;
-  h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+  const admin = (await h.engine.authenticate(h.adminKey))!;
+  await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
   const list = await web.send("GET", "/app/accounts");
   const after = /data-watch="account.updated:\*" data-after="(evt_[^"]+)"/.exec(list.text)![1]!;
   const controller = new AbortController();
   const response = await h.app.request(`http://127.0.0.1:8787/app/events?after=${after}`, { headers: { host: "127.0.0.1:8787", cookie: web.cookie! }, signal: controller.signal });
   expect(response.headers.get("content-type")).toContain("text/event-stream");
-  h.engine.createAccount(admin, { platform: "sandbox", username: "bob", password: "pw" });
+  await h.engine.createAccount(admin, { platform: "sandbox", username: "bob", password: "pw" });
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";
   while (!text.includes("bob")) text += (await reader.read()).value ?? "";
@@ -287,21 +287,21 @@ it("a page follows the session's event stream from the event it was rendered aft
 });
 
 it("a sign-in link made on an account's page is shown once, as a link to the live browser", async () => {
-  const admin = h.engine.authenticate(h.adminKey)!;
-  const account = h.engine.createAccount(admin, { platform: "sandbox", username: "owner" });
+  const admin = (await h.engine.authenticate(h.adminKey))!;
+  const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "owner" });
   await web.signIn(h.adminKey);
   const made = await web.send("POST", `/app/accounts/${account.id}/sign-in-links`, { form: { _csrf: await web.csrf() } });
   expect(made.status).toBe(200);
   const url = /id="link-url" readonly value="([^"]+)"/.exec(made.text)![1]!;
   expect(url).toMatch(/^http:\/\/127\.0\.0\.1:8787\/live\/[A-Za-z0-9_-]{43}$/);
   expect(made.text).toContain(`href="${url}" target="_blank"`);
-  expect(h.engine.resolveLiveToken(url.split("/").pop()!)).toMatchObject({ kind: "sign_in" });
+  expect(await h.engine.resolveLiveToken(url.split("/").pop()!)).toMatchObject({ kind: "sign_in" });
   expect((await web.send("GET", `/app/accounts/${account.id}`)).text).not.toContain(url);
 });
 
 it("the web app draws on the key's rate limit like every surface: 429 with Retry-After", async () => {
   await h.destroy();
-  h = webHarness({ perMinute: 3 });
+  h = await webHarness({ perMinute: 3 });
   web = new WebClient(h.app);
   await web.signIn(h.adminKey);
   const statuses = [];
@@ -323,7 +323,7 @@ it("webhooks and feedback pages: a private URL is refused, a public one shows it
   const listed = await web.send("GET", "/app/webhooks");
   expect(listed.text).toContain("http://93.184.216.34/hook");
   expect(listed.text).not.toContain(secret);
-  expect(h.engine.listWebhooks(h.engine.authenticate(h.adminKey)!)).toMatchObject([{ url: "http://93.184.216.34/hook", events: ["action.updated"] }]);
+  expect(await h.engine.listWebhooks((await h.engine.authenticate(h.adminKey))!)).toMatchObject([{ url: "http://93.184.216.34/hook", events: ["action.updated"] }]);
 
   const sent = await web.send("POST", "/app/feedback", { form: { _csrf: await web.csrf(), message: "The feed is slow to load." } });
   expect(sent.status).toBe(303);

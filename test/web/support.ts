@@ -8,8 +8,8 @@ import { createHarness, type Harness, type HarnessOptions } from "../helpers/har
 export const ORIGIN = "http://127.0.0.1:8787";
 
 /** The in-process harness with the web app mounted as the server mounts it. */
-export function webHarness(options: HarnessOptions & { perMinute?: number } = {}): Harness {
-  const harness = createHarness(options);
+export async function webHarness(options: HarnessOptions & { perMinute?: number } = {}): Promise<Harness> {
+  const harness = await createHarness(options);
   const policy = { allowedHosts: defaultAllowedHosts("127.0.0.1", 8787), publicUrl: () => ORIGIN };
   mountWebApp(harness.app, { engine: harness.engine, limiter: new RateLimiter(options.perMinute ?? 6_000, harness.clock), policy, logger: silentLogger });
   return harness;

@@ -43,7 +43,8 @@ export class PostgresAdapter implements StoreAdapter {
 
   constructor(
     readonly pool: pg.Pool,
-    url: string,
+    /** Where the database is (it carries the password, if any: never logged). */
+    readonly url: string,
   ) {
     this.db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
     this.changes = new PostgresChangeFeed(url);

@@ -255,6 +255,16 @@ export class WebhookRepository {
     await this.q.db.updateTable("webhook_deliveries").set({ state: "pending", next_attempt_at: now, leased_by: null, leased_until: null }).where("id", "=", id).execute();
   }
 
+  /** Deliveries not yet sent (a backlog's size, for benchmarks and health). */
+  async pendingCount(): Promise<number> {
+    const row = await this.q.db
+      .selectFrom("webhook_deliveries")
+      .select(({ fn }) => fn.countAll<number>().as("n"))
+      .where("state", "=", "pending")
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   /** When the first attempt of a delivery was made (its retries stop some time after). */
   async firstAttemptAt(id: string): Promise<string> {
     const row = await this.q.db.selectFrom("webhook_deliveries").select("created_at").where("id", "=", id).executeTakeFirstOrThrow();

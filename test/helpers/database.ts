@@ -1,0 +1,74 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import pg from "pg";
+import type { PostgresAdapter, Store, StoreLocation } from "../../src/store/index.js";
+
+/** Set by `npm run test:postgres` (scripts/postgres/test.mjs): the URL of the migrated template database. */
+const TEMPLATE_URL_ENV = "ACTION_SERVICE_TEST_DATABASE_URL";
+/** PostgreSQL's "object in use": the template had another connection while it was to be copied. */
+const IN_USE = "55006";
+const MAX_ATTEMPTS = 20;
+
+/**
+ * Where a test's store lives. `npm test`: a SQLite file in the test's own dir. `npm run
+ * test:postgres` (which sets `ACTION_SERVICE_TEST_DATABASE_URL` to a migrated template database
+ * on a throw-away cluster): a fresh PostgreSQL database made from that template, one per store.
+ * Nothing is dropped: the whole cluster is thrown away after the run.
+ */
+export async function testStoreLocation(dir: string): Promise<StoreLocation> {
+  const template = process.env[TEMPLATE_URL_ENV];
+  if (!template) return { sqliteFile: join(dir, "action-service.db") };
+  return { databaseUrl: await freshDatabase(template) };
+}
+
+/** Whether this run's stores are on PostgreSQL. */
+export function onPostgres(): boolean {
+  return Boolean(process.env[TEMPLATE_URL_ENV]);
+}
+
+/**
+ * A database made from the template (already migrated), `t_<random hex>` on the same server;
+ * PostgreSQL copies it in a few milliseconds. Asked of the server's `postgres` database: a
+ * template must have no connection while it is copied.
+ */
+export async function freshDatabase(templateUrl: string): Promise<string> {
+  const templateName = decodeURIComponent(new URL(templateUrl).pathname.slice(1));
+  const name = `t_${randomBytes(8).toString("hex")}`;
+  const admin = new URL(templateUrl);
+  admin.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: admin.toString() });
+  client.on("error", () => undefined);
+  await client.connect();
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await client.query(`CREATE DATABASE "${name}" TEMPLATE "${templateName.replaceAll('"', '""')}"`);
+        break;
+      } catch (error) {
+        // Someone was connected to the template at that moment (a copy in progress, a closing pool).
+        if ((error as { code?: string }).code !== IN_USE || attempt >= MAX_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+      }
+    }
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  const url = new URL(templateUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * What a process that died leaves: a consistent copy of its store taken while its work is in
+ * flight, for the next process to open. SQLite: an online backup into `dir`. PostgreSQL: the dead
+ * process's connections end (as they do when it dies) and its database is copied as a template.
+ */
+export async function copyAsLeftByACrash(store: Store, dir: string): Promise<StoreLocation> {
+  if (store.sqlite) {
+    await store.sqlite.backup(join(dir, "action-service.db"));
+    return { sqliteFile: join(dir, "action-service.db") };
+  }
+  const { url } = store.adapter as PostgresAdapter;
+  await store.close();
+  return { databaseUrl: await freshDatabase(url) };
+}

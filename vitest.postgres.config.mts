@@ -1,0 +1,25 @@
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * `npm run test:postgres`: the suites that run again with their stores on PostgreSQL
+ * (scripts/postgres/test.mjs starts a throw-away cluster and sets ACTION_SERVICE_TEST_DATABASE_URL
+ * to a migrated template; test/helpers/database.ts copies it for every store a test opens).
+ */
+export default defineConfig({
+  test: {
+    include: [
+      "test/store/**/*.test.ts",
+      "test/engine/**/*.test.ts",
+      "test/execution/**/*.test.ts",
+      "test/api/**/*.test.ts",
+      "test/mcp/**/*.test.ts",
+      "test/postgres/**/*.test.ts",
+    ],
+    // The real-platform suites need MediaWiki and Ghost installed: `npm run test:platforms`.
+    exclude: [...configDefaults.exclude, "test/platforms/**"],
+    // Browser tests share one Chromium per file; two cores means two files at a time.
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});
