@@ -151,7 +151,10 @@ export async function startCluster({ dir } = {}) {
   if (isRoot()) {
     const id = spawnSync("id", ["-u", "postgres"], { encoding: "utf8" });
     const gid = spawnSync("id", ["-g", "postgres"], { encoding: "utf8" });
-    if (id.status !== 0 || gid.status !== 0) throw new Error("Running as root, but there is no `postgres` system user to run the server as");
+    if (id.status !== 0 || gid.status !== 0) {
+      rmSync(root, { recursive: true, force: true });
+      throw new Error("Running as root, but there is no `postgres` system user to run the server as (install Debian's postgresql package)");
+    }
     for (const path of [root, socket]) chownSync(path, Number(id.stdout), Number(gid.stdout));
   }
   const pgCtl = join(bin, "pg_ctl");

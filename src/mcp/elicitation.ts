@@ -59,6 +59,8 @@ export class ChallengeElicitor {
     if (this.#open.get(action.id)?.signInUrl === challenge.sign_in_url) return;
     // The snapshot may be stale by now; offer only a challenge that is still open.
     if ((await this.engine.getAction(this.principal, action.id)).status !== "needs_input") return;
+    // Another call may have offered the same challenge while this one read it: still once per link.
+    if (this.#open.get(action.id)?.signInUrl === challenge.sign_in_url) return;
     const open: OpenElicitation = { elicitationId: randomUUID(), signInUrl: challenge.sign_in_url, pending: new AbortController() };
     this.#open.get(action.id)?.pending.abort(new Error("superseded"));
     this.#open.set(action.id, open);

@@ -92,7 +92,7 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
       const result: ToolResult<unknown> = resumed ? await tool.resume!(resumed, context) : await tool.handle(args, context);
       if (result.action) {
         if (asTask) return createdTask(tool.name, { ...result, action: result.action });
-        if (era === "legacy") offerChallenge(result.action, ctx);
+        if (era === "legacy") await offerChallenge(result.action, ctx);
         else if (tool.resume && takesUrlElicitation(ctx)) {
           const ask = askForChallenge(engine, principal, tool.name, args, result.action);
           if (ask) return ask;
@@ -106,8 +106,13 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
     }
   }
 
-  function offerChallenge(action: PublicAction, ctx: ServerContext): void {
-    elicitor?.offer(action, ctx.mcpReq.id).catch((error: unknown) => logger.warn({ err: error, action_id: action.id }, "challenge elicitation not offered"));
+  /** Offered before the tool result is returned: the elicitation goes out on the call's own stream, which the result ends. Never waits for the client's answer. */
+  async function offerChallenge(action: PublicAction, ctx: ServerContext): Promise<void> {
+    try {
+      await elicitor?.offer(action, ctx.mcpReq.id);
+    } catch (error) {
+      logger.warn({ err: error, action_id: action.id }, "challenge elicitation not offered");
+    }
   }
 
   /** engine.waitFor, plus a progress notification per status change when the client sent a progress token. */

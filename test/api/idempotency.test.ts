@@ -31,7 +31,7 @@ describe("Idempotency-Key", () => {
     expect(replay.headers.get("idempotency-replayed")).toBe("true");
     expect(replay.json).toEqual((await h.request("GET", `/v1/actions/${first.json.id}`)).json);
     expect(await h.store.actions.list({ workspaceId: h.workspaceId, limit: 10 })).toHaveLength(1);
-    expect(holds()).toBe(1);
+    expect(await holds()).toBe(1);
   });
 
   it("refuses the same key with a different body (422) and changes nothing", async () => {
@@ -73,7 +73,7 @@ describe("Idempotency-Key", () => {
     expect(ids.size).toBe(1);
     for (const response of responses) expect([200, 202, 409]).toContain(response.status);
     expect(await h.store.actions.list({ workspaceId: h.workspaceId, limit: 100 })).toHaveLength(1);
-    expect(holds()).toBe(1);
+    expect(await holds()).toBe(1);
   });
 
   it("runs a browser_unavailable failure again under the same key, and charges neither attempt", async () => {
@@ -172,9 +172,9 @@ describe("Idempotency-Key", () => {
     h.clock.advance(24 * 3600_000 + 1_000);
     await h.stop();
     // A start purges what has expired (and so does a timer every few minutes).
-    const again = await createHarness({ dir: h.dir, masterKey: h.masterKey, clock: h.clock, adminKey: h.adminKey });
+    const again = await createHarness({ dir: h.dir, location: h.location, masterKey: h.masterKey, clock: h.clock, adminKey: h.adminKey });
     h = again;
-    expect(count()).toBe(0);
+    expect(await count()).toBe(0);
   });
 });
 

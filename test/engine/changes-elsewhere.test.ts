@@ -21,7 +21,7 @@ function endless(): ScriptedExecutor {
 
 async function twoProcesses(): Promise<{ here: Harness; there: Harness }> {
   const there = await createHarness({ executor: endless() });
-  const here = await createHarness({ executor: endless(), dir: there.dir, masterKey: there.masterKey, clock: there.clock, adminKey: there.adminKey });
+  const here = await createHarness({ executor: endless(), dir: there.dir, location: there.location, masterKey: there.masterKey, clock: there.clock, adminKey: there.adminKey });
   open.push(there, here);
   return { here, there };
 }

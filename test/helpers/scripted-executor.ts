@@ -46,10 +46,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** Waits until `check` passes (polling), for state reached in the background. */
-export async function eventually<T>(check: () => T | undefined | false, timeoutMs = 5_000): Promise<T> {
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value) return value;
     if (Date.now() > deadline) throw new Error("condition not reached in time");
     await new Promise((resolve) => setTimeout(resolve, 10));

@@ -31,6 +31,8 @@ export class ReadCache {
   #seenDataVersion = -1;
   #seenChanges = -1;
   #lookedAt = Number.NEGATIVE_INFINITY;
+  /** Counts the times everything was let go: a load that began before one is not kept. */
+  #generation = 0;
 
   constructor(db: Db) {
     this.#changes = db.prepare("SELECT total_changes()").pluck();
@@ -38,18 +40,32 @@ export class ReadCache {
   }
 
   /**
-   * The kept value for `key`, or `load()`'s (kept when defined). A write that lands while `load()`
-   * runs moves the counters this look saw, so the next look drops what `load()` brought.
+   * The kept value for `key`, or `load()`'s (kept when defined). `load()` awaits, and other reads
+   * and writes go on meanwhile: what it brings is kept only if nothing was let go since it began
+   * (a change another read noticed meanwhile), and a write that lands while it runs moves the
+   * counters, so the next look drops it.
    */
   async get<T extends object>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
-    if (this.#changed()) this.#entries.clear();
+    this.#letGoIfChanged();
     const kept = this.#entries.get(key) as T | undefined;
     if (kept) return kept;
+    const generation = this.#generation;
     const value = await load();
     if (value === undefined) return undefined;
-    if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
+    this.#letGoIfChanged();
+    if (generation !== this.#generation) return value;
+    if (this.#entries.size >= MAX_ENTRIES) this.#letGo();
     this.#entries.set(key, Object.freeze(value));
     return value;
+  }
+
+  #letGoIfChanged(): void {
+    if (this.#changed()) this.#letGo();
+  }
+
+  #letGo(): void {
+    this.#entries.clear();
+    this.#generation += 1;
   }
 
   /** Whether anything may have been written since the last look. */
