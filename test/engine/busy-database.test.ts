@@ -1,13 +1,14 @@
-import Database from "better-sqlite3";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { ScriptedExecutor, eventually, sleep } from "../helpers/scripted-executor.js";
 
 let h: Harness;
-let operator: Database.Database | undefined;
+let operator: Operator | undefined;
 afterEach(async () => {
-  if (operator?.inTransaction) operator.exec("ROLLBACK");
-  operator?.close();
+  await operator?.close();
   operator = undefined;
   await h.destroy();
 });
@@ -29,17 +30,52 @@ async function longestStall(work: () => Promise<void>): Promise<number> {
   return longest;
 }
 
-/** An operator's `sqlite3` session: a second connection to the same file that holds the write lock. */
-function holdWriteLock(file: string): Database.Database {
-  const db = new Database(file);
-  db.exec("BEGIN IMMEDIATE");
-  return db;
+/**
+ * An operator's `sqlite3` session in another process (Python's sqlite3): a second connection to
+ * the same file that takes and gives back the write lock when told. Its waits for the lock block
+ * that process, never this one's event loop.
+ */
+interface Operator {
+  /** Takes the write lock (`BEGIN IMMEDIATE`), waiting for it as long as it takes. */
+  lock(): Promise<void>;
+  /** Gives it back (`COMMIT`). */
+  unlock(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const OPERATOR_SCRIPT = `
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=60)
+for line in sys.stdin:
+    db.execute(line.strip())
+    print("done", flush=True)
+`;
+
+async function holdWriteLock(file: string): Promise<Operator> {
+  const child: ChildProcessWithoutNullStreams = spawn("python3", ["-c", OPERATOR_SCRIPT, file]);
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const run = async (statement: string): Promise<void> => {
+    child.stdin.write(`${statement}\n`);
+    const { value } = await lines.next();
+    if (value !== "done") throw new Error(`the operator's ${statement} failed`);
+  };
+  const operator: Operator = {
+    lock: () => run("BEGIN IMMEDIATE"),
+    unlock: () => run("COMMIT"),
+    async close() {
+      child.stdin.end();
+      if (child.exitCode === null) await once(child, "exit");
+    },
+  };
+  await operator.lock();
+  return operator;
 }
 
 describe("a database locked by another process", () => {
   it("neither kills the process nor stalls it: the action waits, then ends consistently once the lock is gone", async () => {
     const executor = new ScriptedExecutor().on("post", async (context) => {
-      await sleep(100, context.signal);
+      // Long enough for the operator (another process) to take the lock while it runs.
+      await sleep(1_000, context.signal);
       return { post_id: "p1" };
     });
     h = await createHarness({ executor });
@@ -47,7 +83,7 @@ describe("a database locked by another process", () => {
     const created = await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "hello" } } });
     await eventually(async () => (await h.store.actions.get(created.json.id))?.status === "running");
     // The lock is taken while the action runs: its ending, the deadline sweep and requests all meet it.
-    operator = holdWriteLock(h.dbFile);
+    operator = await holdWriteLock(h.dbFile);
     const stall = await longestStall(async () => {
       await sleep(2_000);
       expect((await h.store.actions.get(created.json.id))?.status).toBe("running");
@@ -58,7 +94,7 @@ describe("a database locked by another process", () => {
     });
     // The busy timeout is short and the retries wait between turns of the event loop.
     expect(stall).toBeLessThan(500);
-    operator.exec("COMMIT");
+    await operator.unlock();
     await eventually(async () => (await h.store.actions.get(created.json.id))?.status === "succeeded", 5_000);
     const action = (await h.store.actions.get(created.json.id))!;
     expect(action).toMatchObject({ cost: action.price, held: false });
@@ -75,17 +111,17 @@ describe("a database locked by another process", () => {
     });
     h = await createHarness({ executor });
     const accountId = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "carol", password: "pw" } })).json.id;
-    operator = holdWriteLock(h.dbFile);
+    operator = await holdWriteLock(h.dbFile);
     const created = h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "x" } } });
     expect((await created).status).toBe(503);
-    operator.exec("COMMIT");
+    await operator.unlock();
     const action = await h.request("POST", "/v1/actions?wait=5", { body: { account_id: accountId, type: "post", params: { text: "x" } } });
     expect(action.json.status).toBe("needs_input");
-    operator.exec("BEGIN IMMEDIATE");
+    await operator.lock();
     const answered = await h.request("POST", `/v1/actions/${action.json.id}/answer`, { body: { answer: "123456" } });
     expect(answered.status).toBe(503);
     expect((await h.store.actions.get(action.json.id))?.status).toBe("needs_input");
-    operator.exec("COMMIT");
+    await operator.unlock();
     const retried = await h.request("POST", `/v1/actions/${action.json.id}/answer?wait=5`, { body: { answer: "123456" } });
     expect(retried.json).toMatchObject({ status: "succeeded", result: { answer: "123456" } });
   });
