@@ -63,7 +63,7 @@ async function writeAtRate(store: Store, accountIds: readonly string[], perSecon
       const accountId = accountIds[events % accountIds.length]!;
       await retryWhileBusy(
         async () =>
-          await store.transaction(async () => {
+          store.transaction(async () => {
             const status = (await store.accounts.get(accountId))!.status === "connected" ? "signed_out" : "connected";
             await updateAccountStatus(store, accountId, { status }, new Date().toISOString());
           }),

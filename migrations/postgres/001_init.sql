@@ -1,13 +1,16 @@
 -- The whole schema on PostgreSQL (15 or later), as SQLite holds it after migrations/sqlite 001–008:
 -- the same tables, columns (in the same order: columns SQLite added later by ALTER TABLE come
 -- last), constraints and indexes. Times are ISO-8601 text, JSON is text, booleans are 0/1
--- integers, sealed secrets are bytes (BLOB → bytea). `seq` keys are 64-bit identities, handed
+-- integers, sealed secrets are bytes (BLOB → bytea). Tables whose rows are listed in the order
+-- they were added have a `rowid` identity column, as SQLite has one implicitly. `seq` keys are 64-bit identities, handed
 -- over as numbers by the adapter (src/store/adapters/postgres.ts). Tables are created in the order
 -- their foreign keys need (payments before idempotency_keys). schema_migrations is the adapter's.
 
 -- Workspaces own keys, accounts, actions and credits.
 CREATE TABLE workspaces (
   id          text PRIMARY KEY,
+  -- Insertion order, for ties in created_at (SQLite's implicit rowid, by the same name).
+  rowid            bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
   name        text NOT NULL UNIQUE,
   balance     integer NOT NULL DEFAULT 0 CHECK (balance >= 0),
   created_at  text NOT NULL
@@ -16,6 +19,8 @@ CREATE TABLE workspaces (
 -- Only a SHA-256 hash of each key is kept.
 CREATE TABLE api_keys (
   id           text PRIMARY KEY,
+  -- Insertion order, for ties in created_at (SQLite's implicit rowid, by the same name).
+  rowid            bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
   workspace_id text NOT NULL REFERENCES workspaces(id),
   key_hash     text NOT NULL UNIQUE,
   prefix       text NOT NULL,
@@ -28,6 +33,8 @@ CREATE TABLE api_keys (
 -- Secrets are AES-256-GCM sealed under the master key.
 CREATE TABLE accounts (
   id               text PRIMARY KEY,
+  -- Insertion order, for ties in created_at (SQLite's implicit rowid, by the same name).
+  rowid            bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
   workspace_id     text NOT NULL REFERENCES workspaces(id),
   platform         text NOT NULL,
   username         text NOT NULL,
@@ -79,6 +86,8 @@ CREATE INDEX actions_runner ON actions(runner_id);
 -- and sealed (so the action JSON can show sign_in_url again).
 CREATE TABLE challenges (
   id               text PRIMARY KEY,
+  -- Insertion order, for ties in created_at (SQLite's implicit rowid, by the same name).
+  rowid            bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
   action_id        text NOT NULL REFERENCES actions(id),
   kind             text NOT NULL,
   message          text NOT NULL,

@@ -138,11 +138,14 @@ export class Engine {
     this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }
 
-  /** Where this process serves live links, once known (port 0 is chosen when listening). */
-  setPublicUrl(url: string): void {
+  /**
+   * Where this process serves live links, once known (port 0 is chosen when listening); resolves
+   * once the runners table says so, so links read from any process name it.
+   */
+  async setPublicUrl(url: string): Promise<void> {
     this.core.publicUrl = url;
-    this.core.runner.renew().catch((error: unknown) => this.core.logger.warn({ err: error }, "could not renew the lease; the next heartbeat does"));
     if (this.#webhooks instanceof WebhookThread) this.#webhooks.setPublicUrl(url);
+    await this.core.runner.renew().catch((error: unknown) => this.core.logger.warn({ err: error }, "could not renew the lease; the next heartbeat does"));
   }
 
   get store(): Store {

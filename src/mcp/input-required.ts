@@ -97,9 +97,9 @@ export async function resumeChallenge(engine: Engine, principal: Principal, tool
   const response = ctx.mcpReq.inputResponses?.[inputKey(state.challenge)] as { action?: string } | undefined;
   const current = await engine.getAction(principal, state.action);
   if ((response?.action === "decline" || response?.action === "cancel") && !isTerminal(current.status)) {
-    return await engine.present(await engine.cancel(principal, state.action), "mcp");
+    return engine.present(await engine.cancel(principal, state.action), "mcp");
   }
-  return await engine.present(await leftChallenge(engine, principal, state, waitMs, ctx.mcpReq.signal), "mcp");
+  return engine.present(await leftChallenge(engine, principal, state, waitMs, ctx.mcpReq.signal), "mcp");
 }
 
 /** Resolves with the action once it is no longer at the challenge `state` names, or when `waitMs` pass. */

@@ -53,9 +53,9 @@ export function registerActionResources(mcp: McpServer, engine: Engine, principa
       description: "An action's JSON (status, challenge, error, result). Subscribe to be told of every status change.",
       mimeType: "application/json",
     },
-    (uri) => {
+    async (uri) => {
       try {
-        return readAction(uri.toString());
+        return await readAction(uri.toString());
       } catch (error) {
         throw toMcpError(error);
       }
@@ -64,12 +64,17 @@ export function registerActionResources(mcp: McpServer, engine: Engine, principa
 
   if (options.era === "legacy") {
     mcp.server.setRequestHandler("resources/subscribe", async (request) => {
+      // Listening before the action is read: a change while it is read is not missed.
+      const id = actionIdOf(request.params.uri);
+      const already = subscribed.has(id);
+      subscribed.add(id);
       try {
-        const action = await engine.getAction(principal, actionIdOf(request.params.uri));
+        const action = await engine.getAction(principal, id);
         // An action that has ended never changes again: nothing to wait for.
-        if (!isTerminal(action.status)) subscribed.add(action.id);
+        if (isTerminal(action.status) && !already) subscribed.delete(id);
         return {};
       } catch (error) {
+        if (!already) subscribed.delete(id);
         throw toMcpError(error);
       }
     });
@@ -83,7 +88,7 @@ export function registerActionResources(mcp: McpServer, engine: Engine, principa
 
   return engine.onChange((action) => {
     if (options.era === "legacy") {
-      if (!subscribed.has(action.id)) return;
+      if (!subscribed.has(action.id) || !engine.mayRead(principal, action)) return;
       if (isTerminal(action.status)) subscribed.delete(action.id);
     } else if (!engine.mayRead(principal, action)) return;
     mcp.server.sendResourceUpdated({ uri: actionUri(action.id) }).catch((error: unknown) => {

@@ -144,7 +144,7 @@ export async function createWorld(): Promise<World> {
     if (!deliveryId) throw new Error(`fixture endpoint ${webhookId} got no delivery`);
     // A moment passes, so this feedback is the newest (lists are newest first, and the clock stands still otherwise).
     h.clock.advance(1);
-    await h.store.transaction(async () => await h.store.feedback.saveScreenshot(actionId, TINY_PNG, h.clock.now().toISOString()));
+    await h.store.transaction(async () => h.store.feedback.saveScreenshot(actionId, TINY_PNG, h.clock.now().toISOString()));
     const feedbackId = (await h.engine.sendFeedback(principal, { message: `fixture feedback ${++serial}`, action_id: actionId })).id;
     const eventId = (await h.store.events.bySeq(await h.store.events.latestSeq(principal.workspaceId)))!.id;
     return { accountId, actionId, actionAccountId, webhookId, deliveryId, feedbackId, eventId };
@@ -183,7 +183,7 @@ export async function createWorld(): Promise<World> {
       await world.settle();
       return targets;
     },
-    newAccount: async (workspace, kind) => await addAccount(workspace === "own" ? ownAdmin : otherPrincipal, kind),
+    newAccount: async (workspace, kind) => addAccount(workspace === "own" ? ownAdmin : otherPrincipal, kind),
     snapshot: () => readState(h.store),
     settle: (timeoutMs = 10_000) =>
       until(async () => (await unsettledActions(h)) === 0 && (await unsettledDeliveries(h)) === 0, timeoutMs, "actions or webhook deliveries still running in the background"),
