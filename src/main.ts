@@ -93,7 +93,8 @@ export async function createService(config: Config, parts: ServiceParts): Promis
   const starting = parts.start ?? true;
   const firstKey = starting ? await engine.bootstrap() : undefined;
   if (starting) await engine.start();
-  const limiter = new RateLimiter(config.rateLimitPerMinute, parts.clock ?? systemClock);
+  // Several coordinators draw from one bucket per key (PostgreSQL); one machine keeps its buckets in memory.
+  const limiter = new RateLimiter(config.rateLimitPerMinute, parts.clock ?? systemClock, store.dialect === "postgres" ? store : undefined);
   const app = createApp({
     engine,
     logger: parts.logger,

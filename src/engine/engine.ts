@@ -175,6 +175,8 @@ export class Engine {
     const { store, lifecycle } = this.core;
     await purgeExpiredKeys(this.core);
     await store.webSessions.purgeExpired(lifecycle.now());
+    // Rate-limit buckets shared on PostgreSQL: a full one is the same as none.
+    if (store.dialect === "postgres") await store.rateLimits.purge(lifecycle.clock.now().getTime());
     await store.events.purgeBefore(new Date(lifecycle.clock.now().getTime() - EVENT_RETENTION_MS).toISOString());
   }
 
