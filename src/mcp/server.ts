@@ -120,30 +120,33 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
     const progressToken = ctx.mcpReq._meta?.progressToken;
     if (progressToken === undefined || seconds <= 0) return engine.waitFor(actionId, seconds, ctx.mcpReq.signal);
     let progress = 0;
-    let last = (await engine.getAction(principal, actionId)).status;
-    // One report after another: a client refuses progress that goes backwards.
+    const first = await engine.getAction(principal, actionId);
+    let last = first.status;
+    // One report after another (a client refuses progress that goes backwards), each of the action as it was then.
     let sending = Promise.resolve();
-    const report = (): void => {
+    const report = (record: ActionRecord): void => {
       const step = progress++;
       sending = sending
         .then(async () => {
-          const action = await engine.present(await engine.getAction(principal, actionId), "mcp");
+          const action = await engine.present(record, "mcp");
           await ctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken, progress: step, message: progressMessage(action) } });
         })
         .catch((error: unknown) => {
           logger.debug({ err: error, action_id: actionId }, "progress not sent");
         });
     };
-    report();
+    report(first);
     const stop = engine.onChange((action) => {
       if (action.id !== actionId || action.status === last) return;
       last = action.status;
-      report();
+      report(action);
     });
     try {
       return await engine.waitFor(actionId, seconds, ctx.mcpReq.signal);
     } finally {
       stop();
+      // Every report goes out before the result it leads to.
+      await sending;
     }
   }
 
