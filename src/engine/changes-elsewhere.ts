@@ -19,7 +19,7 @@ export class ChangesElsewhere {
   #stopFeed: (() => void) | undefined;
   #looking: Promise<void> | undefined;
   #lookAgain = false;
-  /** Action id → the `updated_at` last announced (here or from elsewhere). */
+  /** Action id → the version last announced, here or from elsewhere (see `version`). */
   readonly #announced = new Map<string, string>();
   readonly #onOwnChange = (action: ActionRecord): void => this.#remember(action);
 
@@ -63,7 +63,7 @@ export class ChangesElsewhere {
       this.#lastSeq = changed.at(-1)!.seq;
       for (const id of new Set(changed.map((change) => change.actionId))) {
         const action = await this.store.actions.get(id);
-        if (action && this.#announced.get(id) !== action.updated_at) this.lifecycle.events.emit("change", action);
+        if (action && this.#announced.get(id) !== version(action)) this.lifecycle.events.emit("change", action);
       }
       if (changed.length < BATCH) return;
     }
@@ -71,7 +71,16 @@ export class ChangesElsewhere {
 
   #remember(action: ActionRecord): void {
     this.#announced.delete(action.id);
-    this.#announced.set(action.id, action.updated_at);
+    this.#announced.set(action.id, version(action));
     if (this.#announced.size > REMEMBERED) this.#announced.delete(this.#announced.keys().next().value!);
   }
+}
+
+/**
+ * What tells two announcements of an action apart: its status with the time it was changed. The
+ * time alone is not enough: two changes can carry the same millisecond (two machines, or one clock
+ * that has not moved), and a wait would miss the second.
+ */
+function version(action: ActionRecord): string {
+  return `${action.status}@${action.updated_at}`;
 }

@@ -173,13 +173,16 @@ export class Runner {
   async #sync(): Promise<void> {
     if (this.#runs.size === 0) return;
     const { store } = this.options.lifecycle;
-    const statuses = await store.actions.statuses([...this.#runs.keys()]);
-    for (const [id, run] of this.#runs) {
+    // The runs as they are before the read: each was claimed (committed) before it, so the status
+    // read is its claim's or later. A run claimed meanwhile is not judged by a status read before.
+    const runs = [...this.#runs];
+    const statuses = await store.actions.statuses(runs.map(([id]) => id));
+    for (const [id, run] of runs) {
       const status = statuses.get(id);
       // Ended (canceled, expired) or taken from this runner: stop driving its page.
       if (status === undefined || isTerminal(status) || status === "queued") run.controller.abort(new Error(`the action is ${status ?? "gone"}`));
     }
-    const waiting = [...this.#runs.values()].filter((run) => run.waiting && run.challengeId);
+    const waiting = runs.map(([, run]) => run).filter((run) => run.waiting && run.challengeId);
     if (waiting.length === 0) return;
     const answered = new Set(await store.challenges.answered(waiting.map((run) => run.challengeId!)));
     for (const run of waiting) if (answered.has(run.challengeId!)) await this.deliver(run.action.id);

@@ -83,7 +83,7 @@ export function verifyRequestState(engine: Engine, principal: Principal, token: 
 
 /**
  * A retried call: the action its (verified) requestState names, once the person's response is acted
- * on — canceled when they declined, else waited for until it leaves that challenge (up to `waitMs`).
+ * on — canceled when they declined, else waited for as `get_action` waits (up to `waitMs`).
  * Undefined for a first call. A state made for another tool or other arguments is a request error
  * (`invalid_request`); nothing changes.
  */
@@ -99,14 +99,24 @@ export async function resumeChallenge(engine: Engine, principal: Principal, tool
   if ((response?.action === "decline" || response?.action === "cancel") && !isTerminal(current.status)) {
     return engine.present(await engine.cancel(principal, state.action), "mcp");
   }
-  return engine.present(await leftChallenge(engine, principal, state, waitMs, ctx.mcpReq.signal), "mcp");
+  return engine.present(await pastChallenge(engine, principal, state, waitMs, ctx.mcpReq.signal), "mcp");
 }
 
-/** Resolves with the action once it is no longer at the challenge `state` names, or when `waitMs` pass. */
-async function leftChallenge(engine: Engine, principal: Principal, state: ChallengeState, waitMs: number, signal: AbortSignal): Promise<ActionRecord> {
-  const moved = async (): Promise<boolean> => {
+/**
+ * Resolves with the action as `get_action` waits for it (DESIGN §6): once it has ended, or is at a
+ * challenge again after leaving the one `state` names (a refused answer, the next challenge) or at
+ * another — or when `waitMs` pass.
+ */
+async function pastChallenge(engine: Engine, principal: Principal, state: ChallengeState, waitMs: number, signal: AbortSignal): Promise<ActionRecord> {
+  // Seen running (or queued) since the call: the answer was taken, whatever challenge comes next.
+  let left = false;
+  const settled = async (): Promise<boolean> => {
     const action = await engine.present(await engine.getAction(principal, state.action), "mcp");
-    return action.status !== "needs_input" || !action.challenge || digest(action.challenge.sign_in_url) !== state.challenge;
+    if (action.status !== "needs_input") {
+      left = true;
+      return isTerminal(action.status);
+    }
+    return left || !action.challenge || digest(action.challenge.sign_in_url) !== state.challenge;
   };
   return new Promise<ActionRecord>((resolve, reject) => {
     let finished = false;
@@ -119,12 +129,14 @@ async function leftChallenge(engine: Engine, principal: Principal, state: Challe
       engine.getAction(principal, state.action).then(resolve, reject);
     };
     const stop = engine.onChange((action) => {
-      if (action.id === state.action) void moved().then((yes) => yes && done(), () => undefined);
+      if (action.id !== state.action) return;
+      if (action.status !== "needs_input") left = true;
+      void settled().then((yes) => yes && done(), () => undefined);
     });
     const timer = setTimeout(done, waitMs);
     signal.addEventListener("abort", done, { once: true });
     // Looked at once listening: a change between the two is not missed.
-    void moved().then((yes) => yes && done(), () => undefined);
+    void settled().then((yes) => yes && done(), () => undefined);
   });
 }
 
