@@ -8,7 +8,7 @@ import { sql, value } from "../helpers/sql.js";
 let live: LiveService;
 
 beforeAll(async () => {
-  live = await startLiveService({ env: { ACTION_SERVICE_WARM_PAGES: "2", ACTION_SERVICE_WARM_PAGE_SECONDS: "5" } });
+  live = await startLiveService({ env: { ACTION_SERVICE_WARM_PAGES: "2", ACTION_SERVICE_WARM_PAGE_SECONDS: "20" } });
 });
 
 afterAll(async () => {
@@ -64,9 +64,9 @@ describe("warm pages", () => {
     expect(live.server.pool.keptPages).toBe(2);
     const open = (): number[] => accounts.map((accountId) => pagesOf(accountId).length);
     await live.until(() => open().join() === "0,1,1");
-    await live.until(() => live.server.pool.keptPages === 0 && open().join() === "0,0,0", 10_000);
+    await live.until(() => live.server.pool.keptPages === 0 && open().join() === "0,0,0", 30_000);
     for (const accountId of accounts) expect(live.server.pool.contextOf(accountId)).toBeDefined();
-  });
+  }, 120_000);
 
   it("a platform's refusal keeps the page; a page the driver did not recognise is closed", async () => {
     const accountId = await connected();
@@ -91,8 +91,8 @@ describe("warm pages", () => {
     expect(answered.status).toBe(202);
     expect((await live.wait(action.id)).status).toBe("succeeded");
     expect(live.server.pool.keptPages).toBe(0);
-    // Well before the kept-page timeout (5 s).
-    await live.until(() => page.isClosed(), 1_000);
+    // Well before the kept-page timeout (20 s).
+    await live.until(() => page.isClosed(), 5_000);
     expect(pagesOf(accountId)).toEqual([]);
   });
 

@@ -73,9 +73,11 @@ async function holdWriteLock(file: string): Promise<Operator> {
 
 describe("a database locked by another process", () => {
   it("neither kills the process nor stalls it: the action waits, then ends consistently once the lock is gone", async () => {
-    const executor = new ScriptedExecutor().on("post", async (context) => {
-      // Long enough for the operator (another process) to take the lock while it runs.
-      await sleep(1_000, context.signal);
+    // The action ends only once the operator (another process) holds the lock, however long its start takes.
+    let lockTaken!: () => void;
+    const locked = new Promise<void>((resolve) => (lockTaken = resolve));
+    const executor = new ScriptedExecutor().on("post", async () => {
+      await locked;
       return { post_id: "p1" };
     });
     h = await createHarness({ executor });
@@ -84,6 +86,7 @@ describe("a database locked by another process", () => {
     await eventually(async () => (await h.store.actions.get(created.json.id))?.status === "running");
     // The lock is taken while the action runs: its ending, the deadline sweep and requests all meet it.
     operator = await holdWriteLock(h.dbFile);
+    lockTaken();
     const stall = await longestStall(async () => {
       await sleep(2_000);
       expect((await h.store.actions.get(created.json.id))?.status).toBe("running");

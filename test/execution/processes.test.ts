@@ -76,14 +76,15 @@ describe("processes sharing one data dir", () => {
   it("an answer posted to a second serve reaches the page held by the first", async () => {
     const dir = dataDir();
     const first = await serve(dir);
-    const second = await serve(dir);
     const key = first.firstKey!;
     const viaFirst = restClient(() => first.url, key);
-    const viaSecond = restClient(() => second.url, key);
     const handle = await sandboxUser("email");
     const account = (await viaFirst("POST", "/v1/accounts", { platform: "sandbox", username: handle, password: "sandbox-password" })).json.id;
     const created = (await viaFirst("POST", "/v1/actions?wait=30", { account_id: account, type: "connect", params: {} })).json;
     const paused = await until(viaFirst, created.id, (action) => action.status === "needs_input");
+    // Started once the first holds the page (two runners on one data dir: either could have claimed it).
+    const second = await serve(dir);
+    const viaSecond = restClient(() => second.url, key);
     // Read through the second process, the link still names the first: it holds the page.
     const seen = (await viaSecond("GET", `/v1/actions/${created.id}`)).json;
     expect(seen.challenge.sign_in_url).toBe(paused.challenge.sign_in_url);

@@ -62,7 +62,11 @@ async function addAccount(page: Page, username: string): Promise<string> {
   await page.getByLabel("Sign-in name").fill(username);
   await page.getByLabel("Password (optional)").fill("sandbox-password");
   await page.getByRole("button", { name: "Add the account" }).click();
-  await page.waitForURL(/\/app\/accounts\/acc_/);
+  await page.waitForURL(/\/app\/accounts\/acc_/).catch(async (error: unknown) => {
+    // Say where the form left the page (a refusal shows its message there).
+    const shown = await page.locator("main").innerText().catch(() => "(no main)");
+    throw new Error(`adding ${username} did not reach the account's page: at ${page.url()}: ${shown.slice(0, 500)}`, { cause: error });
+  });
   return page.url().split("/").pop()!.split("?")[0]!;
 }
 
