@@ -14,6 +14,7 @@ export default defineConfig({
       "test/api/**/*.test.ts",
       "test/mcp/**/*.test.ts",
       "test/postgres/**/*.test.ts",
+      "test/chaos/**/*.test.ts",
     ],
     exclude: [
       ...configDefaults.exclude,
@@ -30,13 +31,6 @@ export default defineConfig({
       "test/mcp/sandbox.test.ts",
       "test/mcp/stdio.test.ts",
       "test/mcp/launch-config.test.ts",
-      // NOT YET PASSING ON POSTGRESQL (issue 29, open): a change made through a second store on the
-      // same database does not wake a wait (changes-elsewhere), recovery of a dead runner's actions
-      // and two lifecycle cases time out, and the 2026-era input_required retry fails.
-      "test/engine/changes-elsewhere.test.ts",
-      "test/engine/deadlines.test.ts",
-      "test/engine/lifecycle.test.ts",
-      "test/mcp/modern.test.ts",
     ],
     // Browser tests share one Chromium per file; two cores means two files at a time.
     maxWorkers: 2,

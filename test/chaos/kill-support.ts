@@ -1,18 +1,22 @@
 /**
  * kill -9 chaos (shared by test/chaos/kill.test.ts and bench/chaos/kill.ts).
  *
- * A real sandbox in its own child process (it outlives every kill), a real `node dist/cli.js serve`
- * child on a temp data dir, real Chromium, real SQLite. Clients post unique texts (many with an
- * Idempotency-Key; a client that loses its connection retries the same key after the restart, as a
- * real client would) while a killer sends SIGKILL to `serve` at random moments and starts it again
- * on the same data dir and port. After the last restart everything must settle, and then:
+ * A real sandbox in its own child process (it outlives every kill), real `node dist/cli.js serve`
+ * children, real Chromium. One coordinator on a temp data dir's SQLite file, or several (each with
+ * its own data dir: several machines) on one PostgreSQL database. Clients post unique texts through
+ * the coordinators in turn (many with an Idempotency-Key; a client that loses its connection
+ * retries the same key, through the next coordinator, as a real client would) while a killer sends
+ * SIGKILL to the last coordinator at random moments and starts it again on the same data dir and
+ * port. After the last restart everything must settle, and then:
  * - nothing lost: every action the client got an id for exists, every Idempotency-Key names one action;
  * - nothing stuck: every action is terminal within `settleTimeoutMs` of the final restart;
  * - nothing done twice: each text is on the sandbox at most once; each succeeded action's exactly once;
  * - no double charge: each action costs 0 or its price (by the DESIGN §7 rule), at most one hold each;
- * - ledger = balance: read from the SQLite file (read-only) after `serve` has stopped.
+ * - ledger = balance: read from the store after every `serve` has stopped;
+ * - with several coordinators: accounts made through one are seen by all, and more than one ran posts.
  */
 import Database from "better-sqlite3";
+import pg from "pg";
 import { spawn, type ChildProcess } from "node:child_process";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -177,6 +181,13 @@ export interface KillChaosOptions {
   keep?: boolean;
   env?: Record<string, string>;
   log?: (line: string) => void;
+  /**
+   * `serve` processes, each with its own data dir, on one store (1 when unset). More than one
+   * needs `database`. The last is the one killed.
+   */
+  coordinators?: number;
+  /** A PostgreSQL database they all use; unset, the (one) coordinator's SQLite file. */
+  database?: { url: string; masterKey: string };
 }
 
 export interface KillRecord {
@@ -200,6 +211,8 @@ export interface KillChaosReport {
   kills: KillRecord[];
   serveStarts: number;
   byOutcome: Record<string, number>;
+  /** Terminal actions by the coordinator (1-based) whose runner ran them last; `?` for a runner not seen. */
+  byCoordinator: Record<string, number>;
   postsMade: number;
   duplicatePosts: number;
   connectionErrors: number;
@@ -247,7 +260,7 @@ export async function runKillChaos(options: KillChaosOptions): Promise<KillChaos
   const rand = random(options.seed);
   const started = Date.now();
   const dir = mkdtempSync(join(tmpdir(), "action-service-chaos-kill-"));
-  const dataDir = join(dir, "data");
+  if ((options.coordinators ?? 1) > 1 && !options.database) throw new Error("several coordinators need a shared database (options.database)");
   const violations: string[] = [];
   const violate = (message: string): void => {
     if (!violations.includes(message)) violations.push(message);
@@ -259,7 +272,7 @@ export async function runKillChaos(options: KillChaosOptions): Promise<KillChaos
     throw error;
   });
   try {
-    return await runAgainst(options, { dir, dataDir, sandbox, violations, violate, rand, started });
+    return await runAgainst(options, { dir, sandbox, violations, violate, rand, started });
   } catch (error) {
     keep = true;
     (error as Error).message += ` (data dir and logs kept in ${dir})`;
@@ -275,7 +288,6 @@ export async function runKillChaos(options: KillChaosOptions): Promise<KillChaos
 
 interface RunContext {
   dir: string;
-  dataDir: string;
   sandbox: CliProcess;
   violations: string[];
   violate: (message: string) => void;
@@ -283,47 +295,87 @@ interface RunContext {
   started: number;
 }
 
-async function runAgainst(options: KillChaosOptions, { dir, dataDir, sandbox, violations, violate, rand, started }: RunContext): Promise<KillChaosReport> {
+/** A coordinator: its data dir and port stay the same across restarts; `proc` is the process running now. */
+interface Coordinator {
+  n: number;
+  dataDir: string;
+  port: number;
+  logFile: string;
+  proc: CliProcess & { firstKey: string | undefined };
+}
+
+async function runAgainst(options: KillChaosOptions, { dir, sandbox, violations, violate, rand, started }: RunContext): Promise<KillChaosReport> {
   const log = options.log ?? (() => {});
-  const port = await freePort();
+  const count = options.coordinators ?? 1;
   const serveEnv = {
     ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "1000000",
     ACTION_SERVICE_FREE_CREDITS: "1000000",
     ...(process.env.BROWSER_EXECUTABLE_PATH ? { BROWSER_EXECUTABLE_PATH: process.env.BROWSER_EXECUTABLE_PATH } : {}),
+    ...(options.database ? { ACTION_SERVICE_DATABASE_URL: options.database.url, ACTION_SERVICE_MASTER_KEY: options.database.masterKey } : {}),
     ...options.env,
   };
+  const store = options.database ? await PostgresReader.open(options.database.url) : undefined;
   let serveStarts = 0;
   const intentional = new Set<number>();
-  let serve: CliProcess;
-  const startServe = async (): Promise<CliProcess & { firstKey: string | undefined }> => {
+  const start = async (coordinator: Omit<Coordinator, "proc">): Promise<Coordinator["proc"]> => {
     serveStarts += 1;
-    const proc = await startServeProcess({ dataDir, port, sandboxUrl: sandbox.url, logFile: join(dir, "serve.log"), env: serveEnv });
+    const proc = await startServeProcess({ dataDir: coordinator.dataDir, port: coordinator.port, sandboxUrl: sandbox.url, logFile: coordinator.logFile, env: serveEnv });
     // A serve that ends without being told to is a broken promise (DESIGN §11: nothing ends the process).
     void proc.exited.then((exit) => {
-      if (!intentional.has(proc.pid)) violate(`serve (pid ${proc.pid}) exited on its own: code ${exit.code}, signal ${exit.signal}; last output: ${proc.output().slice(-1500)}`);
+      if (!intentional.has(proc.pid)) violate(`serve #${coordinator.n} (pid ${proc.pid}) exited on its own: code ${exit.code}, signal ${exit.signal}; last output: ${proc.output().slice(-1500)}`);
     });
     return proc;
   };
-  const first = await startServe();
-  serve = first;
-  const key = first.firstKey;
-  if (!key) throw new Error(`serve printed no admin key: ${first.output()}`);
-  const headers = (extra: Record<string, string> = {}): Record<string, string> => ({ authorization: `Bearer ${key}`, "content-type": "application/json", ...extra });
-  const base = (): string => `http://127.0.0.1:${port}`;
-
+  const coordinators: Coordinator[] = [];
+  let watching = true;
+  let watcher = Promise.resolve();
+  const openStore = (): StoreReader => store ?? SqliteReader.open(join(coordinators[0]!.dataDir, "action-service.db"));
   try {
+    // The first start on an empty store prints the admin key; the others start on a store that has one.
+    for (let n = 1; n <= count; n++) {
+      const plan = { n, dataDir: join(dir, `data-${n}`), port: await freePort(), logFile: join(dir, `serve-${n}.log`) };
+      coordinators.push({ ...plan, proc: await start(plan) });
+    }
+    const key = coordinators[0]!.proc.firstKey;
+    if (!key) throw new Error(`serve printed no admin key: ${coordinators[0]!.proc.output()}`);
+    const headers = (extra: Record<string, string> = {}): Record<string, string> => ({ authorization: `Bearer ${key}`, "content-type": "application/json", ...extra });
+    const base = (turn: number): string => `http://127.0.0.1:${coordinators[turn % count]!.port}`;
+    // Which coordinator each runner id was: read from the runners table while they run.
+    const runners = new Map<string, number>();
+    const byPort = new Map(coordinators.map((coordinator) => [String(coordinator.port), coordinator.n]));
+    const noteRunners = async (): Promise<void> => {
+      if (!store) return;
+      for (const row of await store.all<{ id: string; public_url: string | null }>("SELECT id, public_url FROM runners")) {
+        const n = row.public_url ? byPort.get(new URL(row.public_url).port) : undefined;
+        if (n !== undefined) runners.set(row.id, n);
+      }
+    };
+    watcher = (async () => {
+      while (watching) {
+        await noteRunners().catch(() => undefined);
+        await sleep(200);
+      }
+    })();
+
     await sandboxSettings(sandbox.url, { response_delay_ms: options.platformDelayMs });
-    const price = await postPrice(base(), headers());
+    const price = await postPrice(base(0), headers());
     const run = `${options.seed.toString(36)}${Date.now().toString(36)}`;
     const handles: string[] = [];
     const accountIds: string[] = [];
+    // Made through the coordinators in turn; each must be seen by all of them.
     for (let i = 0; i < options.accounts; i++) {
       const handle = `k${run}${i}`.slice(0, 30);
       await createSandboxUser(sandbox.url, handle);
-      const response = await fetch(`${base()}/v1/accounts`, { method: "POST", headers: headers(), body: JSON.stringify({ platform: "sandbox", username: handle, password: "sandbox-password" }) });
+      const response = await fetch(`${base(i)}/v1/accounts`, { method: "POST", headers: headers(), body: JSON.stringify({ platform: "sandbox", username: handle, password: "sandbox-password" }) });
       if (response.status !== 201) throw new Error(`account ${handle}: ${response.status} ${await response.text()}`);
       handles.push(handle);
       accountIds.push(((await response.json()) as { id: string }).id);
+    }
+    for (let turn = 0; turn < count; turn++) {
+      for (const id of accountIds) {
+        const response = await fetch(`${base(turn)}/v1/accounts/${id}`, { headers: headers() });
+        if (response.status !== 200) violate(`account ${id} made through another coordinator: GET through #${turn + 1} answered ${response.status}`);
+      }
     }
     const plan: Planned[] = Array.from({ length: options.actions }, (_, n) => ({
       n,
@@ -354,7 +406,8 @@ async function runAgainst(options: KillChaosOptions, { dir, dataDir, sandbox, vi
         let json: any;
         let replayed = false;
         try {
-          const response = await fetch(`${base()}/v1/actions?wait=${planned.wait}`, { method: "POST", headers: headers(planned.key ? { "idempotency-key": planned.key } : {}), body: body(planned) });
+          // Through the coordinators in turn; a retry goes to the next one.
+          const response = await fetch(`${base(planned.n + outcome.attempts - 1)}/v1/actions?wait=${planned.wait}`, { method: "POST", headers: headers(planned.key ? { "idempotency-key": planned.key } : {}), body: body(planned) });
           status = response.status;
           replayed = response.headers.get("idempotency-replayed") === "true";
           json = await response.json();
@@ -391,7 +444,7 @@ async function runAgainst(options: KillChaosOptions, { dir, dataDir, sandbox, vi
         let status: number;
         let json: any;
         try {
-          const response = await fetch(`${base()}/v1/actions/${outcome.id}?wait=30`, { headers: headers() });
+          const response = await fetch(`${base(outcome.planned.n + outcome.connectionErrors)}/v1/actions/${outcome.id}?wait=30`, { headers: headers() });
           status = response.status;
           json = await response.json();
         } catch {
@@ -429,28 +482,29 @@ async function runAgainst(options: KillChaosOptions, { dir, dataDir, sandbox, vi
     let finalRestartAt = Date.now();
     let lastStart = Date.now();
     const alive = (proc: CliProcess): boolean => proc.child.exitCode === null && proc.child.signalCode === null;
+    const victim = coordinators.at(-1)!;
     const killer = async (): Promise<void> => {
       for (let k = 0; k < options.kills; k++) {
         while (taken < thresholds[k]! && taken < plan.length) {
           // A serve that died on its own (already a violation) is started again, or the clients would wait forever.
-          if (!alive(serve)) {
-            serve = await startServe();
-            lastStart = Date.now();
+          for (const coordinator of coordinators) {
+            if (alive(coordinator.proc)) continue;
+            coordinator.proc = await start(coordinator);
+            if (coordinator === victim) lastStart = Date.now();
           }
           await sleep(20);
         }
         await sleep(jitters[k]!);
-        const snapshot = storeSnapshot(join(dataDir, "action-service.db"));
-        const victim = serve;
+        const snapshot = await storeSnapshot(openStore(), store === undefined);
         const atMs = Date.now() - started;
         const uptimeMs = Date.now() - lastStart;
-        intentional.add(victim.pid);
-        victim.child.kill("SIGKILL");
-        const exit = await victim.exited;
+        intentional.add(victim.proc.pid);
+        victim.proc.child.kill("SIGKILL");
+        const exit = await victim.proc.exited;
         // A moment of downtime, as a supervisor would take, varied so requests meet a refused port or a fresh process.
         await sleep(Math.floor(rand() * 400));
         const restartStarted = Date.now();
-        serve = await startServe();
+        victim.proc = await start(victim);
         lastStart = Date.now();
         const record: KillRecord = { n: k + 1, atMs, uptimeMs, snapshot, exit: exit.signal ?? `code ${exit.code}`, restartMs: lastStart - restartStarted };
         kills.push(record);
@@ -474,7 +528,10 @@ async function runAgainst(options: KillChaosOptions, { dir, dataDir, sandbox, vi
     log(`clients done ${((settledAt - finalRestartAt) / 1000).toFixed(1)} s after the final restart`);
 
     // ---- checks through the API (serve still up)
-    const listed = await listAll(base(), headers());
+    await noteRunners();
+    watching = false;
+    await watcher;
+    const listed = await listAll(base(0), headers());
     const storeByText = new Map<string, any[]>();
     for (const action of listed) {
       const text = String(action.params?.text);
@@ -501,7 +558,7 @@ async function runAgainst(options: KillChaosOptions, { dir, dataDir, sandbox, vi
       if (!planned.key || !outcome.id) continue;
       // A browser_unavailable failure's record is deleted by design (the same key runs it again): not replayed here.
       if (outcome.final?.status === "failed" && outcome.final?.error?.code === "browser_unavailable") continue;
-      const response = await fetch(`${base()}/v1/actions`, { method: "POST", headers: headers({ "idempotency-key": planned.key }), body: body(planned) });
+      const response = await fetch(`${base(planned.n + 1)}/v1/actions`, { method: "POST", headers: headers({ "idempotency-key": planned.key }), body: body(planned) });
       const json: any = await response.json();
       if (response.status !== 200 || json.id !== outcome.id || response.headers.get("idempotency-replayed") !== "true") {
         violate(`key ${planned.key}: replay answered ${response.status} ${json.id ?? JSON.stringify(json)} (replayed: ${response.headers.get("idempotency-replayed")}), the client holds ${outcome.id}`);
@@ -535,16 +592,20 @@ async function runAgainst(options: KillChaosOptions, { dir, dataDir, sandbox, vi
       if (action.cost !== expected) violate(`${action.id} ${action.status} ${action.error?.code ?? ""} cost ${action.cost}, expected ${expected} (price ${price})`);
     }
 
-    // ---- stop serve, then read the SQLite file
-    intentional.add(serve.pid);
-    serve.child.kill("SIGTERM");
-    const stopped = await within(serve.exited, 30_000);
-    if (!stopped) {
-      violate("serve did not stop within 30 s of SIGTERM");
-      serve.child.kill("SIGKILL");
-      await serve.exited;
-    } else if (stopped.code !== 0) violate(`serve stopped with code ${stopped.code} signal ${stopped.signal} on SIGTERM`);
-    const db = readStore(join(dataDir, "action-service.db"), price, violate);
+    // ---- stop every serve, then read the store
+    await Promise.all(
+      coordinators.map(async ({ n, proc }) => {
+        intentional.add(proc.pid);
+        proc.child.kill("SIGTERM");
+        const stopped = await within(proc.exited, 30_000);
+        if (!stopped) {
+          violate(`serve #${n} did not stop within 30 s of SIGTERM`);
+          proc.child.kill("SIGKILL");
+          await proc.exited;
+        } else if (stopped.code !== 0) violate(`serve #${n} stopped with code ${stopped.code} signal ${stopped.signal} on SIGTERM`);
+      }),
+    );
+    const db = await readStore(openStore(), store === undefined, price, violate);
     if (db.actions !== listed.length) violate(`the store holds ${db.actions} actions, GET /v1/actions listed ${listed.length}`);
     const keyed = outcomes.filter((outcome) => outcome.planned.key && outcome.id && !(outcome.final?.status === "failed" && outcome.final?.error?.code === "browser_unavailable"));
     for (const outcome of keyed) {
@@ -552,7 +613,15 @@ async function runAgainst(options: KillChaosOptions, { dir, dataDir, sandbox, vi
       if (actionId !== outcome.id) violate(`key ${outcome.planned.key}: the store maps it to ${actionId ?? "nothing"}, the client holds ${outcome.id}`);
     }
 
-    const serveLog = logLines(join(dir, "serve.log"));
+    const serveLog = coordinators.flatMap((coordinator) => logLines(coordinator.logFile));
+    const byCoordinator: Record<string, number> = {};
+    for (const action of listed) {
+      const runnerId = db.runnerOf.get(action.id);
+      if (runnerId === undefined) continue;
+      const label = runners.has(runnerId) ? `#${runners.get(runnerId)}` : store ? "?" : "#1";
+      byCoordinator[label] = (byCoordinator[label] ?? 0) + 1;
+    }
+    if (count > 1 && Object.keys(byCoordinator).filter((label) => label !== "?").length < 2) violate(`one coordinator ran every action: ${JSON.stringify(byCoordinator)}`);
     const recovered = serveLog.filter((line) => line.msg === "recovered an action of a runner that is gone");
     const byOutcome: Record<string, number> = {};
     for (const action of listed) {
@@ -574,6 +643,7 @@ async function runAgainst(options: KillChaosOptions, { dir, dataDir, sandbox, vi
       kills,
       serveStarts,
       byOutcome,
+      byCoordinator,
       postsMade: [...posts.values()].reduce((sum, count) => sum + count, 0),
       duplicatePosts,
       connectionErrors: outcomes.reduce((sum, outcome) => sum + outcome.connectionErrors, 0),
@@ -595,11 +665,15 @@ async function runAgainst(options: KillChaosOptions, { dir, dataDir, sandbox, vi
     if (kills.length !== options.kills) violate(`only ${kills.length} of ${options.kills} kills happened`);
     return report;
   } finally {
-    if (serve.child.exitCode === null && serve.child.signalCode === null) {
-      intentional.add(serve.pid);
-      serve.child.kill("SIGKILL");
-      await serve.exited;
+    watching = false;
+    await watcher;
+    for (const { proc } of coordinators) {
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null) continue;
+      intentional.add(proc.pid);
+      proc.child.kill("SIGKILL");
+      await proc.exited;
     }
+    await store?.close();
   }
 }
 
@@ -625,37 +699,90 @@ export async function listAll(base: string, headers: Record<string, string>): Pr
   return all;
 }
 
-/** The store's statuses, read-only while serve runs (WAL readers do not block it): for the kill log. */
-function storeSnapshot(file: string): string {
-  try {
-    const db = new Database(file, { readonly: true, fileMustExist: true });
-    try {
-      const rows = db.prepare("SELECT status, committed_at IS NOT NULL AS committed, count(*) AS n FROM actions WHERE status IN ('queued','running','needs_input') GROUP BY 1, 2").all() as { status: string; committed: number; n: number }[];
-      const count = (status: string, committed?: number): number => rows.filter((row) => row.status === status && (committed === undefined || row.committed === committed)).reduce((sum, row) => sum + row.n, 0);
-      return `running ${count("running")} (${count("running", 1)} past commit), queued ${count("queued")}, needs_input ${count("needs_input")}`;
-    } finally {
-      db.close();
-    }
-  } catch (error) {
-    return `no snapshot (${(error as Error).message})`;
+/** Reads of the store the coordinators share, made beside them (plain SQL both databases take). */
+export interface StoreReader {
+  all<T>(query: string): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+/** The data dir's SQLite file, read-only (WAL readers do not block serve). */
+class SqliteReader implements StoreReader {
+  private constructor(private readonly db: Database.Database) {}
+
+  static open(file: string): SqliteReader {
+    return new SqliteReader(new Database(file, { readonly: true, fileMustExist: true }));
+  }
+
+  async all<T>(query: string): Promise<T[]> {
+    return this.db.prepare(query).all() as T[];
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
   }
 }
 
-/** The ledger and idempotency checks on the SQLite file, after serve has stopped. */
-function readStore(file: string, price: number, violate: (message: string) => void): { actions: number; ledgerRows: number; balance: number; ledgerSum: number; keys: Map<string, string> } {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+/** The PostgreSQL database, through one connection; counts and sums come back as numbers. */
+export class PostgresReader implements StoreReader {
+  private constructor(private readonly client: pg.Client) {}
+
+  static async open(url: string): Promise<PostgresReader> {
+    const client = new pg.Client({ connectionString: url, types: { getTypeParser: (oid, format) => (oid === 20 || oid === 1700 ? Number : pg.types.getTypeParser(oid, format)) } });
+    client.on("error", () => undefined);
+    await client.connect();
+    return new PostgresReader(client);
+  }
+
+  async all<T>(query: string): Promise<T[]> {
+    return (await this.client.query(query)).rows as T[];
+  }
+
+  async close(): Promise<void> {
+    await this.client.end().catch(() => undefined);
+  }
+}
+
+/** The store's statuses while serve runs: for the kill log. Closes `reader` when `close` is set. */
+async function storeSnapshot(reader: StoreReader, close: boolean): Promise<string> {
   try {
-    const workspaces = db.prepare("SELECT w.id, w.balance, coalesce((SELECT sum(amount) FROM credit_ledger l WHERE l.workspace_id = w.id), 0) AS total FROM workspaces w").all() as { id: string; balance: number; total: number }[];
+    const rows = await reader.all<{ status: string; committed: number; n: number }>(
+      "SELECT status, CASE WHEN committed_at IS NULL THEN 0 ELSE 1 END AS committed, count(*) AS n FROM actions WHERE status IN ('queued','running','needs_input') GROUP BY 1, 2",
+    );
+    const count = (status: string, committed?: number): number => rows.filter((row) => row.status === status && (committed === undefined || Number(row.committed) === committed)).reduce((sum, row) => sum + Number(row.n), 0);
+    return `running ${count("running")} (${count("running", 1)} past commit), queued ${count("queued")}, needs_input ${count("needs_input")}`;
+  } catch (error) {
+    return `no snapshot (${(error as Error).message})`;
+  } finally {
+    if (close) await reader.close();
+  }
+}
+
+interface StoreFindings {
+  actions: number;
+  ledgerRows: number;
+  balance: number;
+  ledgerSum: number;
+  keys: Map<string, string>;
+  /** Action id → the runner that ran it last. */
+  runnerOf: Map<string, string>;
+}
+
+/** The ledger and idempotency checks on the store, after every serve has stopped. Closes `reader` when `close` is set. */
+async function readStore(reader: StoreReader, close: boolean, price: number, violate: (message: string) => void): Promise<StoreFindings> {
+  try {
+    const workspaces = await reader.all<{ id: string; balance: number; total: number }>(
+      "SELECT w.id, w.balance, coalesce((SELECT sum(amount) FROM credit_ledger l WHERE l.workspace_id = w.id), 0) AS total FROM workspaces w",
+    );
     for (const workspace of workspaces) {
-      if (workspace.total !== workspace.balance) violate(`ledger ≠ balance in ${workspace.id}: rows sum to ${workspace.total}, balance is ${workspace.balance}`);
+      if (Number(workspace.total) !== Number(workspace.balance)) violate(`ledger ≠ balance in ${workspace.id}: rows sum to ${workspace.total}, balance is ${workspace.balance}`);
     }
-    const actions = db.prepare("SELECT id, status, error_code, price, cost, committed_at FROM actions").all() as { id: string; status: string; error_code: string | null; price: number; cost: number }[];
+    const actions = await reader.all<{ id: string; status: string; error_code: string | null; price: number; cost: number; runner_id: string | null }>("SELECT id, status, error_code, price, cost, runner_id FROM actions");
     const perAction = new Map<string, { hold: number; release: number; sum: number }>();
-    for (const row of db.prepare("SELECT action_id, kind, amount FROM credit_ledger WHERE action_id IS NOT NULL").all() as { action_id: string; kind: string; amount: number }[]) {
+    for (const row of await reader.all<{ action_id: string; kind: string; amount: number }>("SELECT action_id, kind, amount FROM credit_ledger WHERE action_id IS NOT NULL")) {
       const entry = perAction.get(row.action_id) ?? { hold: 0, release: 0, sum: 0 };
       if (row.kind === "hold") entry.hold += 1;
       if (row.kind === "release") entry.release += 1;
-      entry.sum += row.amount;
+      entry.sum += Number(row.amount);
       perAction.set(row.action_id, entry);
     }
     for (const action of actions) {
@@ -670,7 +797,7 @@ function readStore(file: string, price: number, violate: (message: string) => vo
     }
     const keys = new Map<string, string>();
     const actionsByKey = new Map<string, string>();
-    for (const row of db.prepare("SELECT key, state, action_id FROM idempotency_keys").all() as { key: string; state: string; action_id: string | null }[]) {
+    for (const row of await reader.all<{ key: string; state: string; action_id: string | null }>("SELECT key, state, action_id FROM idempotency_keys")) {
       if (row.state !== "done" || !row.action_id) violate(`idempotency key ${row.key} left ${row.state} with action ${row.action_id ?? "none"} after serve stopped`);
       if (row.action_id) {
         const other = actionsByKey.get(row.action_id);
@@ -679,16 +806,17 @@ function readStore(file: string, price: number, violate: (message: string) => vo
         keys.set(row.key, row.action_id);
       }
     }
-    const ledgerRows = (db.prepare("SELECT count(*) AS n FROM credit_ledger").get() as { n: number }).n;
+    const [ledger] = await reader.all<{ n: number }>("SELECT count(*) AS n FROM credit_ledger");
     return {
       actions: actions.length,
-      ledgerRows,
-      balance: workspaces.reduce((sum, workspace) => sum + workspace.balance, 0),
-      ledgerSum: workspaces.reduce((sum, workspace) => sum + workspace.total, 0),
+      ledgerRows: Number(ledger!.n),
+      balance: workspaces.reduce((sum, workspace) => sum + Number(workspace.balance), 0),
+      ledgerSum: workspaces.reduce((sum, workspace) => sum + Number(workspace.total), 0),
       keys,
+      runnerOf: new Map(actions.filter((action) => action.runner_id).map((action) => [action.id, action.runner_id!])),
     };
   } finally {
-    db.close();
+    if (close) await reader.close();
   }
 }
 
@@ -720,6 +848,7 @@ export function formatKillReport(report: KillChaosReport): string {
     `  kills ${report.kills.length} (serve started ${report.serveStarts} times); restart to /healthz min ${report.restartMs.min} ms, median ${report.restartMs.median} ms, max ${report.restartMs.max} ms`,
     ...report.kills.map((kill) => `    #${kill.n} at ${seconds(kill.atMs)} after ${seconds(kill.uptimeMs)} up: ${kill.snapshot}; exit ${kill.exit}; back in ${kill.restartMs} ms`),
     `  by final status: ${Object.entries(report.byOutcome).sort((a, b) => b[1] - a[1]).map(([label, count]) => `${label} ${count}`).join("; ")}`,
+    `  by the coordinator that ran them: ${Object.entries(report.byCoordinator).sort().map(([label, count]) => `${label} ${count}`).join("; ")}`,
     `  recovered by the restarted serve: ${report.recoveredToQueued} back to queued, ${report.recoveredFailed} failed past commit`,
     `  client: connection errors ${report.connectionErrors}; actions retried after one ${report.retriesAfterConnectionError}; replays (Idempotency-Replayed) ${report.replayedAfterRetry}; 409 while in flight ${report.conflictsWhileInFlight}`,
     `  posts made ${report.postsMade}; duplicate posts ${report.duplicatePosts}`,

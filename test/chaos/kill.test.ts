@@ -1,12 +1,16 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { freshDatabase, onPostgres, templateDatabaseUrl } from "../helpers/database.js";
 import { formatKillReport, runKillChaos } from "./kill-support.js";
 
 // Real processes: a sandbox child, a `node dist/cli.js serve` child SIGKILLed three times mid-posts and
-// started again on the same data dir, real Chromium and SQLite. The long run is bench/chaos/kill.ts.
+// started again on the same data dir, real Chromium, and the data dir's SQLite file (`npm test`) or a
+// PostgreSQL database (`npm run test:postgres`). The long run is bench/chaos/kill.ts.
 describe("kill -9 of serve while clients post", () => {
   it("loses, repeats, strands and double-charges nothing; the ledger sums to the balance", { timeout: 240_000 }, async () => {
     const seed = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31);
     const report = await runKillChaos({
+      ...(onPostgres() ? { database: { url: await freshDatabase(templateDatabaseUrl()), masterKey: randomBytes(32).toString("hex") } } : {}),
       accounts: 4,
       actions: 30,
       kills: 3,

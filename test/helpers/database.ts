@@ -21,6 +21,13 @@ export async function testStoreLocation(dir: string): Promise<StoreLocation> {
   return { databaseUrl: await freshDatabase(template) };
 }
 
+/** The migrated template database of `npm run test:postgres` (an error under `npm test`). */
+export function templateDatabaseUrl(): string {
+  const template = process.env[TEMPLATE_URL_ENV];
+  if (!template) throw new Error(`${TEMPLATE_URL_ENV} is not set: run this file with npm run test:postgres`);
+  return template;
+}
+
 /** Whether this run's stores are on PostgreSQL. */
 export function onPostgres(): boolean {
   return Boolean(process.env[TEMPLATE_URL_ENV]);

@@ -1,0 +1,109 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresReader, createSandboxUser, sandboxSettings, sleep, startSandboxProcess, startServeProcess, type CliProcess } from "../chaos/kill-support.js";
+import { freshDatabase, templateDatabaseUrl } from "../helpers/database.js";
+import { freePort, restClient } from "../helpers/processes.js";
+
+// Fencing (DESIGN §11) with real processes on one PostgreSQL database: a coordinator stopped
+// (SIGSTOP) while it runs a post, for longer than its lease, then let go (SIGCONT) after another
+// coordinator recovered and ran that post. Runs under `npm run test:postgres` only.
+let dir: string;
+let sandbox: CliProcess;
+const running: CliProcess[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "action-service-fencing-"));
+  sandbox = await startSandboxProcess(join(dir, "sandbox.log"));
+});
+
+afterAll(async () => {
+  for (const proc of [...running, sandbox]) {
+    if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) continue;
+    proc.child.kill("SIGCONT");
+    proc.child.kill("SIGKILL");
+    await proc.exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("a coordinator stopped past its lease while it runs a post", () => {
+  it("writes nothing more for that action once let go: the post is made once, by the coordinator that recovered it, and charged once", { timeout: 180_000 }, async () => {
+    const url = await freshDatabase(templateDatabaseUrl());
+    const env = { ACTION_SERVICE_DATABASE_URL: url, ACTION_SERVICE_MASTER_KEY: randomBytes(32).toString("hex"), ACTION_SERVICE_LOG_LEVEL: "info" };
+    const start = async (n: number): Promise<CliProcess & { firstKey: string | undefined }> => {
+      const proc = await startServeProcess({ dataDir: join(dir, `data-${n}`), port: await freePort(), sandboxUrl: sandbox.url, logFile: join(dir, `serve-${n}.log`), env });
+      running.push(proc);
+      return proc;
+    };
+    const db = await PostgresReader.open(url);
+    try {
+      const first = await start(1);
+      const api = restClient(() => first.url, first.firstKey!);
+      const handle = `fence${Date.now().toString(36)}`;
+      await createSandboxUser(sandbox.url, handle);
+      // Every form the platform answers takes 3 s: the run is long before its commit point.
+      await sandboxSettings(sandbox.url, { response_delay_ms: 3_000 });
+      const account = (await api("POST", "/v1/accounts", { platform: "sandbox", username: handle, password: "sandbox-password" })).json.id;
+      const text = `fenced ${Date.now()}`;
+      const created = (await api("POST", "/v1/actions", { account_id: account, type: "post", params: { text } })).json;
+      const row = async (): Promise<{ status: string; runner_id: string | null; committed_at: string | null; lease: number }> =>
+        (await db.all<any>(`SELECT status, runner_id, committed_at, lease FROM actions WHERE id = '${created.id}'`))[0];
+      for (let i = 0; (await row()).status !== "running"; i++) {
+        if (i > 400) throw new Error(`the post never ran: ${JSON.stringify(await row())}`);
+        await sleep(25);
+      }
+      const held = await row();
+      expect(held.committed_at).toBeNull();
+      first.child.kill("SIGSTOP");
+
+      // Another coordinator takes it over once the stopped one's lease (15 s) has run out.
+      const second = await start(2);
+      const viaSecond = restClient(() => second.url, first.firstKey!);
+      let done: any;
+      for (const deadline = Date.now() + 90_000; ; ) {
+        done = (await viaSecond("GET", `/v1/actions/${created.id}?wait=10`)).json;
+        if (done.status === "succeeded" || done.status === "failed" || Date.now() > deadline) break;
+      }
+      expect(done).toMatchObject({ status: "succeeded" });
+      const after = await row();
+      expect(after.runner_id).not.toBe(held.runner_id);
+      expect(after.lease).toBeGreaterThan(held.lease);
+      const written = async (): Promise<string> =>
+        JSON.stringify([
+          await row(),
+          await db.all(`SELECT kind, amount FROM credit_ledger WHERE action_id = '${created.id}' ORDER BY seq`),
+          await db.all(`SELECT count(*) AS n FROM events WHERE subject_id = '${created.id}'`),
+          await db.all(`SELECT id, state, refusals FROM challenges WHERE action_id = '${created.id}'`),
+          await db.all(`SELECT count(*) AS n FROM failure_screenshots WHERE action_id = '${created.id}'`),
+        ]);
+      const before = await written();
+
+      // Let go: its page goes on (the platform answers its sign-in), its next write is refused.
+      first.child.kill("SIGCONT");
+      for (const deadline = Date.now() + 30_000; !first.output().includes("lease lost"); ) {
+        if (Date.now() > deadline) throw new Error(`the first coordinator never saw its lease lost: ${first.output().slice(-3000)}`);
+        await sleep(100);
+      }
+      // Past the page's next answer (3 s): were it not fenced, it would have clicked Post by now.
+      await sleep(8_000);
+      expect(await written()).toBe(before);
+      const posts = (await (await fetch(`${sandbox.url}/_sandbox/posts?author=${handle}`)).json()) as { text: string }[];
+      expect(posts.filter((post) => post.text === text)).toHaveLength(1);
+      const [ledger] = await db.all<{ sum: number; balance: number }>(
+        `SELECT (SELECT sum(amount) FROM credit_ledger WHERE workspace_id = w.id) AS sum, w.balance FROM workspaces w`,
+      );
+      expect(ledger!.sum).toBe(ledger!.balance);
+      const charged = await db.all<{ amount: number }>(`SELECT amount FROM credit_ledger WHERE action_id = '${created.id}'`);
+      expect(-charged.reduce((sum, entry) => sum + entry.amount, 0)).toBe(done.cost);
+      const [{ price }] = (await db.all<{ price: number }>(`SELECT price FROM actions WHERE id = '${created.id}'`)) as [{ price: number }];
+      expect(done.cost).toBe(price);
+      // It is still a working coordinator: it serves requests under its new lease.
+      expect((await api("GET", `/v1/actions/${created.id}`)).json.status).toBe("succeeded");
+    } finally {
+      await db.close();
+    }
+  });
+});
