@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { ScriptedExecutor, sleep } from "../helpers/scripted-executor.js";
+import { ScriptedExecutor, eventually, sleep } from "../helpers/scripted-executor.js";
 import { rows, sql } from "../helpers/sql.js";
 
 let h: Harness;
@@ -103,6 +103,8 @@ describe("request errors create nothing and change nothing", () => {
     await expectError(409, "conflict", "POST", `/v1/actions/${finishedAction}/answer`, { body: { answer: "123456" } });
     await expectError(409, "conflict", "POST", `/v1/actions/${finishedAction}/cancel`);
     const running = (await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "connect" } })).json.id;
+    // Running (not still queued): the claim would change the rows the refused answer must leave alone.
+    await eventually(async () => (await h.store.actions.get(running))?.status === "running");
     await expectError(409, "conflict", "POST", `/v1/actions/${running}/answer`, { body: { answer: "123456" } });
     await h.request("POST", `/v1/actions/${running}/cancel`);
   });

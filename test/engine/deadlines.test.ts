@@ -97,7 +97,8 @@ describe("restart recovery", () => {
     const { dir, location } = await crash(first);
 
     const executor = script();
-    const second = await createHarness({ executor, dir, location, masterKey: first.masterKey, clock: first.clock, adminKey: first.adminKey, engine: { runner } });
+    // The dead runner's lease was short; the live one's is not, so a slow machine never takes its actions from it.
+    const second = await createHarness({ executor, dir, location, masterKey: first.masterKey, clock: first.clock, adminKey: first.adminKey, engine: { runner: { ...runner, leaseMs: 10_000 } } });
     harnesses.push(second);
     // Before its commit point: back in the queue and run again; the paused one asks afresh.
     await eventually(async () => (await second.store.actions.get(waiting))?.status === "needs_input" && executor.started.includes(running), 5_000);
