@@ -201,7 +201,7 @@ async function seedDataDir(dataDir: string, accounts: number, actions: number): 
     const workspaceId = (await issueKey(store, { role: "admin", freeCredits: 1_000_000, now: at(start) })).workspace.id;
     const runnerId = newId("run");
     const deadPid = spawnSync("true").pid!;
-    await store.runners.register({ id: runnerId, kind: "serve", host: hostname(), pid: deadPid, public_url: null, started_at: at(start), lease_expires_at: at(Date.now() + 3_600_000) });
+    await store.runners.register({ id: runnerId, kind: "serve", host: hostname(), pid: deadPid, public_url: null, internal_url: null, started_at: at(start), lease_expires_at: at(Date.now() + 3_600_000) });
     const accountIds: string[] = [];
     for (let i = 0; i < accounts; i += 1_000) {
       await store.transaction(async () => {

@@ -73,6 +73,7 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_HOST: z.string().min(1).default("127.0.0.1"),
   ACTION_SERVICE_PORT: port.default(8787),
   ACTION_SERVICE_PUBLIC_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  ACTION_SERVICE_INTERNAL_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
   ACTION_SERVICE_DATA_DIR: z.string().min(1).default("./data"),
   ACTION_SERVICE_DATABASE_URL: optional(z.string().regex(/^postgres(ql)?:\/\/./, "must be a postgres:// URL (PostgreSQL 15 or later)")),
   ACTION_SERVICE_MASTER_KEY: z.preprocess(emptyAsUndefined, masterKey),
@@ -111,6 +112,8 @@ export interface Config {
   host: string;
   port: number;
   publicUrl: string;
+  /** Where the other coordinators reach this one (`ACTION_SERVICE_INTERNAL_URL`, default `http://HOST:PORT`): live views of pages held here. */
+  internalUrl: string;
   dataDir: string;
   /** PostgreSQL shared by every coordinator (`ACTION_SERVICE_DATABASE_URL`); undefined: the data dir's SQLite file. */
   databaseUrl: string | undefined;
@@ -179,6 +182,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     host: env.ACTION_SERVICE_HOST,
     port: env.ACTION_SERVICE_PORT,
     publicUrl: (env.ACTION_SERVICE_PUBLIC_URL ?? `http://${hostForUrl(env.ACTION_SERVICE_HOST)}:${env.ACTION_SERVICE_PORT}`).replace(/\/+$/, ""),
+    internalUrl: (env.ACTION_SERVICE_INTERNAL_URL ?? `http://${hostForUrl(env.ACTION_SERVICE_HOST)}:${env.ACTION_SERVICE_PORT}`).replace(/\/+$/, ""),
     dataDir: resolve(env.ACTION_SERVICE_DATA_DIR),
     databaseUrl: env.ACTION_SERVICE_DATABASE_URL,
     masterKey: env.ACTION_SERVICE_MASTER_KEY,

@@ -79,6 +79,7 @@ export async function createService(config: Config, parts: ServiceParts): Promis
     executor: parts.executor,
     platforms: parts.platforms,
     publicUrl: config.publicUrl,
+    internalUrl: config.internalUrl,
     logger: parts.logger,
     challengeTtlSeconds: config.challengeTtlSeconds,
     maxConcurrent: config.maxConcurrentActions,

@@ -14,7 +14,7 @@ export async function runMcp(config: Config): Promise<void> {
     if ((error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
     // Typically `serve` holds the port: links are served on a free port instead, and name it.
     logger.warn(`port ${config.port} is in use: live-browser links are served on a free port instead`);
-    return startServer({ ...local, port: 0, publicUrl: "http://127.0.0.1:0" }, { logger, runnerKind: "mcp" });
+    return startServer({ ...local, port: 0, publicUrl: "http://127.0.0.1:0", internalUrl: "http://127.0.0.1:0" }, { logger, runnerKind: "mcp" });
   });
   const engine = server.service.engine;
   const stdio = await runStdioServer({ engine, principal: await engine.ownerPrincipal(), logger });

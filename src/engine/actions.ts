@@ -129,7 +129,7 @@ export async function answerAction(core: EngineCore, principal: Principal, actio
   if (!isAnswerableByApi(challenge.kind)) {
     throw new AppError("conflict", `A ${challenge.kind} challenge cannot be answered with text: open sign_in_url and complete it in the live browser.`, {
       kind: challenge.kind,
-      sign_in_url: await signInUrl(core, action, challenge.id),
+      sign_in_url: await signInUrl(core, challenge.id),
     });
   }
   // Through the store (DESIGN §11): whichever runner holds the page takes it — at once here, within ~100 ms elsewhere.
@@ -184,10 +184,12 @@ function decodeCursor(cursor: string): number {
 /** Resolves once the action is at needs_input or has ended, or after `seconds`. */
 export async function waitForAction(core: EngineCore, actionId: string, seconds: number, signal?: AbortSignal): Promise<ActionRecord> {
   const settled = (action: ActionRecord): boolean => action.status === "needs_input" || isTerminal(action.status);
-  const current = (await core.store.actions.get(actionId))!;
-  if (seconds <= 0 || settled(current) || signal?.aborted) return current;
+  if (seconds <= 0 || signal?.aborted) return (await core.store.actions.get(actionId))!;
   return new Promise((resolve, reject) => {
+    let finished = false;
     const done = (): void => {
+      if (finished) return;
+      finished = true;
       clearTimeout(timer);
       core.lifecycle.events.off("change", onChange);
       signal?.removeEventListener("abort", done);
@@ -197,23 +199,26 @@ export async function waitForAction(core: EngineCore, actionId: string, seconds:
       if (action.id === actionId && settled(action)) done();
     };
     const timer = setTimeout(done, seconds * 1000);
+    // Listening before the first look: a change between the two is not missed.
     core.lifecycle.events.on("change", onChange);
     signal?.addEventListener("abort", done, { once: true });
+    core.store.actions.get(actionId).then((action) => {
+      if (!action || settled(action)) done();
+    }, reject);
   });
 }
 
-/**
- * The public JSON, with the open challenge and its live link when at needs_input. The link
- * names the process that holds the action's page (its runner's public URL), wherever it is read.
- */
+/** The public JSON, with the open challenge and its live link when at needs_input. */
 export async function present(core: EngineCore, action: ActionRecord, surface: Surface = "rest"): Promise<PublicAction> {
   const challenge = action.status === "needs_input" ? await core.store.challenges.latestOf(action.id) : undefined;
   const step = await nextStep(core.store, action, surface, challenge);
-  return challenge ? presentAction(action, { record: challenge, signInUrl: await signInUrl(core, action, challenge.id) }, step) : presentAction(action, undefined, step);
+  return challenge ? presentAction(action, { record: challenge, signInUrl: await signInUrl(core, challenge.id) }, step) : presentAction(action, undefined, step);
 }
 
-/** A challenge's live link, on the process that holds the action's page. */
-export async function signInUrl(core: Pick<EngineCore, "store" | "publicUrl">, action: ActionRecord, challengeId: string): Promise<string> {
-  const base = (action.runner_id && (await core.store.runners.publicUrl(action.runner_id))) || core.publicUrl;
-  return liveUrl(base, await core.store.challenges.linkToken(challengeId));
+/**
+ * A challenge's live link, on this coordinator's public URL (behind a balancer, the one public
+ * URL): opened on any coordinator, it reaches the page wherever it is held (DESIGN §11).
+ */
+export async function signInUrl(core: Pick<EngineCore, "store" | "publicUrl">, challengeId: string): Promise<string> {
+  return liveUrl(core.publicUrl, await core.store.challenges.linkToken(challengeId));
 }

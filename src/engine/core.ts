@@ -12,6 +12,8 @@ export interface EngineCore {
   executor: ActionExecutor;
   platforms: readonly PlatformInfo[];
   publicUrl: string;
+  /** Where the other coordinators reach this one (DESIGN §11). */
+  internalUrl: string;
   logger: Logger;
   freeCredits: number;
 }

@@ -16,7 +16,7 @@ import { paramsSchema, type ActionExecutor, type PlatformInfo } from "./executor
 import { createActionOnce, purgeExpiredKeys, settleAbandoned } from "./idempotency.js";
 import { authenticate, issueKey, type IssuedKey } from "./keys.js";
 import { Lifecycle } from "./lifecycle.js";
-import { completeSignIn, createSignInLink, resolveLiveToken, type LiveTarget } from "./live-links.js";
+import { completeSignIn, createSignInLink, pageHolder, resolveLiveToken, type LiveTarget } from "./live-links.js";
 import { silentLogger, type Logger } from "./logger.js";
 import type { PlatformReference, PublicAction } from "../domain/public.js";
 import type { Surface } from "./next-step.js";
@@ -38,6 +38,8 @@ export interface EngineOptions {
   executor: ActionExecutor;
   platforms: readonly PlatformInfo[];
   publicUrl: string;
+  /** Where the other coordinators reach this one (`ACTION_SERVICE_INTERNAL_URL`); the public URL when unset. */
+  internalUrl?: string;
   clock?: Clock;
   logger?: Logger;
   challengeTtlSeconds?: number;
@@ -114,6 +116,7 @@ export class Engine {
       maxPaused: options.maxPaused ?? 200,
       ...options.runner,
       publicUrl: () => this.core.publicUrl,
+      internalUrl: () => this.core.internalUrl,
       // A dead process's requests in flight will never answer: settle them, and finish its payments.
       onHeartbeat: () => {
         settleAbandoned(this.core).catch((error: unknown) => logger.warn({ err: error }, "could not settle a dead process's requests; the next heartbeat tries again"));
@@ -127,6 +130,7 @@ export class Engine {
       executor: options.executor,
       platforms: options.platforms,
       publicUrl: options.publicUrl,
+      internalUrl: options.internalUrl ?? options.publicUrl,
       logger,
       freeCredits: options.freeCredits ?? 100,
     };
@@ -139,12 +143,15 @@ export class Engine {
   }
 
   /**
-   * Where this process serves live links, once known (port 0 is chosen when listening); resolves
-   * once the runners table says so, so links read from any process name it.
+   * Where this process serves live links, to people and to other coordinators, once known (port 0
+   * is chosen when listening); resolves once the runners table says so.
    */
-  async setPublicUrl(url: string): Promise<void> {
-    this.core.publicUrl = url;
-    if (this.#webhooks instanceof WebhookThread) this.#webhooks.setPublicUrl(url);
+  async setUrls(urls: { publicUrl?: string | undefined; internalUrl?: string | undefined }): Promise<void> {
+    if (urls.publicUrl) {
+      this.core.publicUrl = urls.publicUrl;
+      if (this.#webhooks instanceof WebhookThread) this.#webhooks.setPublicUrl(urls.publicUrl);
+    }
+    if (urls.internalUrl) this.core.internalUrl = urls.internalUrl;
     await this.core.runner.renew().catch((error: unknown) => this.core.logger.warn({ err: error }, "could not renew the lease; the next heartbeat does"));
   }
 
@@ -384,6 +391,10 @@ export class Engine {
   }
   resolveLiveToken(token: string): Promise<LiveTarget | "expired" | undefined> {
     return resolveLiveToken(this.core, token);
+  }
+  /** Where the coordinator holding a live link's page is reached, when it is another one (DESIGN §11). */
+  pageHolder(target: LiveTarget): Promise<string | undefined> {
+    return pageHolder(this.core, target);
   }
   completeSignIn(linkId: string, accountId: string, storageState: string): Promise<void> {
     return completeSignIn(this.core, linkId, accountId, storageState);

@@ -12,8 +12,9 @@ export interface LeaseOptions {
   /** Leases are wall-clock time between processes: never a test's fake clock. */
   clock: Clock;
   leaseMs: number;
-  /** Where this process serves live links (read at each renewal: it is known only once listening). */
+  /** Where this process serves live links, to people and to other coordinators (read at each renewal: known only once listening). */
   publicUrl: () => string;
+  internalUrl: () => string;
   /** The lease was lost: what this process held is recovery's now. */
   onLost: (lostId: string) => void;
 }
@@ -48,6 +49,7 @@ export class Lease {
       host: hostname(),
       pid: process.pid,
       public_url: this.options.publicUrl(),
+      internal_url: this.options.internalUrl(),
       started_at: this.now,
       lease_expires_at: this.#until(),
     });
@@ -55,7 +57,7 @@ export class Lease {
 
   /** Renews the lease now (and says where live links are served); a lease already lost is given up. */
   async renew(): Promise<void> {
-    const renewed = await this.options.store.runners.renew(this.#id, this.now, this.#until(), this.options.publicUrl());
+    const renewed = await this.options.store.runners.renew(this.#id, this.now, this.#until(), { public_url: this.options.publicUrl(), internal_url: this.options.internalUrl() });
     if (renewed) return;
     const lost = this.#id;
     this.options.logger.error({ runner_id: lost }, "lease lost: giving up this runner's actions to recovery");

@@ -46,6 +46,18 @@ export async function resolveLiveToken(core: EngineCore, token: string): Promise
   return { kind: "sign_in", link, account, expiresAt: link.expires_at };
 }
 
+/**
+ * Where the coordinator holding a challenge link's page is reached (its internal URL), when that
+ * is another coordinator whose lease holds; undefined when the page is here or held by no one. An
+ * owner sign-in link's page is opened by whichever coordinator the link is opened on.
+ */
+export async function pageHolder(core: EngineCore, target: LiveTarget): Promise<string | undefined> {
+  if (target.kind !== "challenge") return undefined;
+  const action = await core.store.actions.get(target.action.id);
+  if (!action?.runner_id || action.runner_id === core.runner.runnerId) return undefined;
+  return core.store.runners.internalUrl(action.runner_id, core.runner.leaseNow());
+}
+
 /** The owner signed in by hand: keep the session (sealed) and mark the account connected (a locked database is waited out). */
 export async function completeSignIn(core: EngineCore, linkId: string, accountId: string, storageState: string): Promise<void> {
   const { store } = core;

@@ -31,6 +31,7 @@ export interface RunnerOptions {
   stopGraceMs?: number;
   /** Where this process serves live links (read at each heartbeat: it is known only once listening). */
   publicUrl: () => string;
+  internalUrl: () => string;
   /** Called on every heartbeat, after recovery (e.g. settling a dead process's requests). */
   onHeartbeat?: () => void;
 }
@@ -84,6 +85,7 @@ export class Runner {
       clock: options.leaseClock ?? systemClock,
       leaseMs: options.leaseMs ?? 15_000,
       publicUrl: options.publicUrl,
+      internalUrl: options.internalUrl,
       onLost: (lostId) => this.#forsake(lostId),
     });
   }
@@ -91,6 +93,11 @@ export class Runner {
   /** This runner's id in the store (a new one after it lost its lease). */
   get runnerId(): string {
     return this.#lease.id;
+  }
+
+  /** Now on the lease clock (wall-clock time between processes). */
+  leaseNow(): string {
+    return this.#lease.now;
   }
 
   get activeCount(): number {

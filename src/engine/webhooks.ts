@@ -80,7 +80,7 @@ export async function presentEvent(core: Pick<EngineCore, "store" | "publicUrl">
   const challenge = data.challenge as Record<string, unknown> | undefined;
   if (challenge && event.challenge_id) {
     const action = await core.store.actions.get(event.subject_id);
-    if (action) challenge.sign_in_url = await signInUrl(core, action, event.challenge_id);
+    if (action) challenge.sign_in_url = await signInUrl(core, event.challenge_id);
   }
   return { id: event.id, type: event.type, created_at: event.created_at, data };
 }

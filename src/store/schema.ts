@@ -111,6 +111,7 @@ export interface Schema {
     host: string;
     pid: number;
     public_url: string | null;
+    internal_url: string | null;
     started_at: string;
     lease_expires_at: string;
   };

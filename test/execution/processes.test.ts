@@ -6,6 +6,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
+import { openLiveView } from "../helpers/live-view.js";
 import { CLI, restClient, startServe, type ServeProcess } from "../helpers/processes.js";
 
 // Real processes on one data dir (DESIGN §11): `serve` children, a stdio `mcp` child, kill -9.
@@ -73,7 +74,7 @@ async function newest(handle: string): Promise<string> {
 }
 
 describe("processes sharing one data dir", () => {
-  it("an answer posted to a second serve reaches the page held by the first", async () => {
+  it("an answer posted to a second serve reaches the page held by the first, and a live view opened there streams it", async () => {
     const dir = dataDir();
     const first = await serve(dir);
     const key = first.firstKey!;
@@ -85,17 +86,23 @@ describe("processes sharing one data dir", () => {
     // Started once the first holds the page (two runners on one data dir: either could have claimed it).
     const second = await serve(dir);
     const viaSecond = restClient(() => second.url, key);
-    // Read through the second process, the link still names the first: it holds the page.
+    // Read through the second process, the link is the second's (the same token): its view is of the first's page.
     const seen = (await viaSecond("GET", `/v1/actions/${created.id}`)).json;
-    expect(seen.challenge.sign_in_url).toBe(paused.challenge.sign_in_url);
-    expect(seen.challenge.sign_in_url.startsWith(first.url)).toBe(true);
+    expect(seen.challenge.sign_in_url).toBe(paused.challenge.sign_in_url.replace(first.url, second.url));
+    const view = await openLiveView(seen.challenge.sign_in_url);
+    try {
+      expect(await view.next("state")).toMatchObject({ status: "needs_input", challenge: { kind: "email_code" } });
+      expect(Buffer.from((await view.next("frame")).data, "base64").subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    } finally {
+      view.close();
+    }
     const answered = await viaSecond("POST", `/v1/actions/${created.id}/answer`, { answer: await newest(handle) });
     expect(answered.status).toBe(202);
     const done = await until(viaSecond, created.id, (action) => action.status !== "running" && action.status !== "needs_input");
     expect(done).toMatchObject({ status: "succeeded", result: { profile: { handle } } });
   });
 
-  it("a stdio mcp started and stopped on serve's data dir leaves serve's waiting action alone, and serves its own links on a free port", async () => {
+  it("a stdio mcp started and stopped on serve's data dir leaves serve's waiting action alone, and serves its own links on a free port (their live views reach serve's pages)", async () => {
     const dir = dataDir();
     const main = await serve(dir);
     const api = restClient(() => main.url, main.firstKey!);
@@ -115,7 +122,16 @@ describe("processes sharing one data dir", () => {
       }),
     );
     const seen = (await client.callTool({ name: "get_action", arguments: { action_id: created.id, wait_seconds: 0 } })) as unknown as { structuredContent: any };
-    expect(seen.structuredContent).toMatchObject({ status: "needs_input", challenge: { sign_in_url: paused.challenge.sign_in_url } });
+    // Its link is on its own port (the same token), and its live view is of serve's page.
+    const token = paused.challenge.sign_in_url.split("/live/")[1];
+    expect(seen.structuredContent).toMatchObject({ status: "needs_input", challenge: { sign_in_url: expect.stringMatching(new RegExp(`/live/${token}$`)) } });
+    expect(new URL(seen.structuredContent.challenge.sign_in_url).port).not.toBe(new URL(main.url).port);
+    const view = await openLiveView(seen.structuredContent.challenge.sign_in_url);
+    try {
+      expect(Buffer.from((await view.next("frame")).data, "base64").subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+    } finally {
+      view.close();
+    }
     const link = (await client.callTool({ name: "create_sign_in_link", arguments: { account_id: account } })) as unknown as { structuredContent: { url: string } };
     expect(new URL(link.structuredContent.url).port).not.toBe(new URL(main.url).port);
     const page = await fetch(link.structuredContent.url);

@@ -39,6 +39,8 @@ export class Screencast {
   readonly #viewers = new Set<Viewer>();
   #session: Promise<CDPSession> | undefined;
   #last: ViewerMessage | undefined;
+  /** The last input dispatched or being dispatched: the next waits for it. */
+  #inputs: Promise<void> = Promise.resolve();
 
   constructor(readonly page: Page) {}
 
@@ -99,7 +101,17 @@ export class Screencast {
     await cdp?.detach().catch(() => undefined);
   }
 
-  async input(event: ViewerInput): Promise<void> {
+  /**
+   * Applies a viewer's input, each event after the one before it has been dispatched: a click's
+   * press and release, then the text typed after it, in the order the viewers sent them.
+   */
+  input(event: ViewerInput): Promise<void> {
+    const dispatched = this.#inputs.then(() => this.#dispatch(event));
+    this.#inputs = dispatched.catch(() => undefined);
+    return dispatched;
+  }
+
+  async #dispatch(event: ViewerInput): Promise<void> {
     const cdp = await (this.#session ?? this.page.context().newCDPSession(this.page));
     if (event.type === "click") {
       for (const type of ["mousePressed", "mouseReleased"] as const) {

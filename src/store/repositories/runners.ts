@@ -7,6 +7,8 @@ export interface RunnerRecord {
   host: string;
   pid: number;
   public_url: string | null;
+  /** Where the other coordinators reach it (DESIGN §11): a live view of a page it holds is proxied there. */
+  internal_url: string | null;
   started_at: string;
   lease_expires_at: string;
 }
@@ -23,20 +25,20 @@ export class RunnerRepository {
    * Extends a runner's lease while it still holds; false once it has expired (others may
    * already have recovered its actions: it must give them up, not renew its claim on them).
    */
-  async renew(id: string, now: string, leaseExpiresAt: string, publicUrl: string): Promise<boolean> {
+  async renew(id: string, now: string, leaseExpiresAt: string, urls: { public_url: string; internal_url: string }): Promise<boolean> {
     const { numUpdatedRows } = await this.q.db
       .updateTable("runners")
-      .set({ lease_expires_at: leaseExpiresAt, public_url: publicUrl })
+      .set({ lease_expires_at: leaseExpiresAt, ...urls })
       .where("id", "=", id)
       .where("lease_expires_at", ">", now)
       .executeTakeFirst();
     return numUpdatedRows === 1n;
   }
 
-  /** Where a runner serves its live links, if it said. */
-  async publicUrl(id: string): Promise<string | undefined> {
-    const row = await this.q.db.selectFrom("runners").select("public_url").where("id", "=", id).executeTakeFirst();
-    return row?.public_url ?? undefined;
+  /** Where the other coordinators reach a runner whose lease holds at `now`, if it said. */
+  async internalUrl(id: string, now: string): Promise<string | undefined> {
+    const row = await this.q.db.selectFrom("runners").select("internal_url").where("id", "=", id).where("lease_expires_at", ">", now).executeTakeFirst();
+    return row?.internal_url ?? undefined;
   }
 
   /** Whether the runner's lease holds at `now`. */
