@@ -324,7 +324,9 @@ describe("tasks across processes on one data dir", () => {
     const paused = await until(() => stdio("tasks/get", { taskId: viaHttp.taskId }), (task) => task.status === "input_required", 60_000);
     const action = (await rest("GET", `/v1/actions/${viaHttp.structuredContent.id}`)).json;
     const [inputKey, request] = Object.entries(paused.inputRequests as Record<string, any>)[0]!;
-    expect(request.params).toMatchObject({ mode: "url", url: action.challenge.sign_in_url });
+    // The same link (token), on the public URL of the process that answered (mcp's own port): its view reaches serve's page.
+    const token = action.challenge.sign_in_url.split("/live/")[1];
+    expect(request.params).toMatchObject({ mode: "url", url: expect.stringMatching(new RegExp(`/live/${token}$`)) });
     expect((await stdio("tasks/update", { taskId: viaHttp.taskId, inputResponses: { [inputKey]: { action: "decline" } } })).result).toMatchObject({ resultType: "complete" });
     expect((await http("tasks/get", { taskId: viaHttp.taskId })).result.status).toBe("cancelled");
     expect((await rest("GET", `/v1/actions/${action.id}`)).json).toMatchObject({ status: "canceled", cost: 0 });
