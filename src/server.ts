@@ -104,9 +104,9 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   if (http) setImmediate(preloadBrowser);
   const url = http ? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${http.port}` : undefined;
   // Port 0 means "any free port": links can only name the port once it is known.
-  if (url && (new URL(config.publicUrl).port === "0" || new URL(config.internalUrl).port === "0")) {
-    await service.engine.setUrls({ ...(new URL(config.publicUrl).port === "0" ? { publicUrl: url } : {}), ...(new URL(config.internalUrl).port === "0" ? { internalUrl: url } : {}) });
-  }
+  const chosen = (configured: string): string | undefined => (url && new URL(configured).port === "0" ? url : undefined);
+  const urls = { publicUrl: chosen(config.publicUrl), internalUrl: chosen(config.internalUrl) };
+  if (urls.publicUrl || urls.internalUrl) await service.engine.setUrls(urls);
   return {
     service,
     pool,

@@ -53,9 +53,10 @@ export async function resolveLiveToken(core: EngineCore, token: string): Promise
  */
 export async function pageHolder(core: EngineCore, target: LiveTarget): Promise<string | undefined> {
   if (target.kind !== "challenge") return undefined;
-  const action = await core.store.actions.get(target.action.id);
-  if (!action?.runner_id || action.runner_id === core.runner.runnerId) return undefined;
-  return core.store.runners.internalUrl(action.runner_id, core.runner.leaseNow());
+  // The action as the token was just resolved: no second read.
+  const runnerId = target.action.runner_id;
+  if (!runnerId || runnerId === core.runner.runnerId) return undefined;
+  return core.store.runners.internalUrl(runnerId, core.runner.leaseNow());
 }
 
 /** The owner signed in by hand: keep the session (sealed) and mark the account connected (a locked database is waited out). */
