@@ -1,51 +1,24 @@
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresReader, createSandboxUser, sandboxSettings, sleep, startSandboxProcess, startServeProcess, type CliProcess } from "../chaos/kill-support.js";
-import { freshDatabase, templateDatabaseUrl } from "../helpers/database.js";
-import { freePort, restClient } from "../helpers/processes.js";
+import { describe, expect, it } from "vitest";
+import { PostgresReader, createSandboxUser, sandboxSettings, sleep } from "../chaos/kill-support.js";
+import { restClient } from "../helpers/processes.js";
+import { coordinatorsOnPostgres } from "./support.js";
 
 // Fencing (DESIGN §11) with real processes on one PostgreSQL database: a coordinator stopped
 // (SIGSTOP) while it runs a post, for longer than its lease, then let go (SIGCONT) after another
 // coordinator recovered and ran that post. Runs under `npm run test:postgres` only.
-let dir: string;
-let sandbox: CliProcess;
-const running: CliProcess[] = [];
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "action-service-fencing-"));
-  sandbox = await startSandboxProcess(join(dir, "sandbox.log"));
-});
-
-afterAll(async () => {
-  for (const proc of [...running, sandbox]) {
-    if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) continue;
-    proc.child.kill("SIGCONT");
-    proc.child.kill("SIGKILL");
-    await proc.exited;
-  }
-  rmSync(dir, { recursive: true, force: true });
-});
+const machines = coordinatorsOnPostgres("fencing");
 
 describe("a coordinator stopped past its lease while it runs a post", () => {
   it("writes nothing more for that action once let go: the post is made once, by the coordinator that recovered it, and charged once", { timeout: 180_000 }, async () => {
-    const url = await freshDatabase(templateDatabaseUrl());
-    const env = { ACTION_SERVICE_DATABASE_URL: url, ACTION_SERVICE_MASTER_KEY: randomBytes(32).toString("hex"), ACTION_SERVICE_LOG_LEVEL: "info" };
-    const start = async (n: number): Promise<CliProcess & { firstKey: string | undefined }> => {
-      const proc = await startServeProcess({ dataDir: join(dir, `data-${n}`), port: await freePort(), sandboxUrl: sandbox.url, logFile: join(dir, `serve-${n}.log`), env });
-      running.push(proc);
-      return proc;
-    };
+    const { url, start } = await machines.database({ ACTION_SERVICE_LOG_LEVEL: "info" });
     const db = await PostgresReader.open(url);
     try {
       const first = await start(1);
       const api = restClient(() => first.url, first.firstKey!);
       const handle = `fence${Date.now().toString(36)}`;
-      await createSandboxUser(sandbox.url, handle);
+      await createSandboxUser(machines.sandbox.url, handle);
       // Every form the platform answers takes 3 s: the run is long before its commit point.
-      await sandboxSettings(sandbox.url, { response_delay_ms: 3_000 });
+      await sandboxSettings(machines.sandbox.url, { response_delay_ms: 3_000 });
       const account = (await api("POST", "/v1/accounts", { platform: "sandbox", username: handle, password: "sandbox-password" })).json.id;
       const text = `fenced ${Date.now()}`;
       const created = (await api("POST", "/v1/actions", { account_id: account, type: "post", params: { text } })).json;
@@ -90,7 +63,7 @@ describe("a coordinator stopped past its lease while it runs a post", () => {
       // Past the page's next answer (3 s): were it not fenced, it would have clicked Post by now.
       await sleep(8_000);
       expect(await written()).toBe(before);
-      const posts = (await (await fetch(`${sandbox.url}/_sandbox/posts?author=${handle}`)).json()) as { text: string }[];
+      const posts = (await (await fetch(`${machines.sandbox.url}/_sandbox/posts?author=${handle}`)).json()) as { text: string }[];
       expect(posts.filter((post) => post.text === text)).toHaveLength(1);
       const [ledger] = await db.all<{ sum: number; balance: number }>(
         `SELECT (SELECT sum(amount) FROM credit_ledger WHERE workspace_id = w.id) AS sum, w.balance FROM workspaces w`,

@@ -1,48 +1,22 @@
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PostgresReader, createSandboxUser, startSandboxProcess, startServeProcess, type CliProcess } from "../chaos/kill-support.js";
-import { freshDatabase, templateDatabaseUrl } from "../helpers/database.js";
+import { describe, expect, it } from "vitest";
+import { PostgresReader, createSandboxUser } from "../chaos/kill-support.js";
 import { codePageLayout, openLiveView } from "../helpers/live-view.js";
-import { freePort, restClient } from "../helpers/processes.js";
+import { restClient } from "../helpers/processes.js";
+import { coordinatorsOnPostgres } from "./support.js";
 
 // The page of a paused action stays on the coordinator that holds it (DESIGN §11); answers and
 // live views reach it through any other. Three `serve` processes with their own data dirs on one
 // PostgreSQL database, real Chromium, the sandbox. Runs under `npm run test:postgres` only.
-let dir: string;
-let sandbox: CliProcess;
-const running: CliProcess[] = [];
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "action-service-live-links-"));
-  sandbox = await startSandboxProcess(join(dir, "sandbox.log"));
-});
-
-afterAll(async () => {
-  for (const proc of [...running, sandbox]) {
-    if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) continue;
-    proc.child.kill("SIGKILL");
-    await proc.exited;
-  }
-  rmSync(dir, { recursive: true, force: true });
-});
+const machines = coordinatorsOnPostgres("live-links");
 
 async function latestCode(handle: string): Promise<string> {
-  const mail = (await (await fetch(`${sandbox.url}/_sandbox/outbox?to=${handle}`)).json()) as { code: string }[];
+  const mail = (await (await fetch(`${machines.sandbox.url}/_sandbox/outbox?to=${handle}`)).json()) as { code: string }[];
   return mail[0]!.code;
 }
 
 describe("a page held by one coordinator, reached through the others", () => {
   it("an answer sent to C reaches the page held by A; a live link read through B streams that page and takes clicks and typing", { timeout: 180_000 }, async () => {
-    const url = await freshDatabase(templateDatabaseUrl());
-    const env = { ACTION_SERVICE_DATABASE_URL: url, ACTION_SERVICE_MASTER_KEY: randomBytes(32).toString("hex") };
-    const start = async (n: number): Promise<CliProcess & { firstKey: string | undefined }> => {
-      const proc = await startServeProcess({ dataDir: join(dir, `data-${n}`), port: await freePort(), sandboxUrl: sandbox.url, logFile: join(dir, `serve-${n}.log`), env });
-      running.push(proc);
-      return proc;
-    };
+    const { url, start } = await machines.database();
     const db = await PostgresReader.open(url);
     try {
       // A alone first: the two connects it starts pause with their pages there.
@@ -51,7 +25,7 @@ describe("a page held by one coordinator, reached through the others", () => {
       const viaA = restClient(() => a.url, key);
       const stamp = Date.now().toString(36);
       const handles = [`lla${stamp}`, `llb${stamp}`, `llc${stamp}`];
-      for (const handle of handles) await createSandboxUser(sandbox.url, handle, "email");
+      for (const handle of handles) await createSandboxUser(machines.sandbox.url, handle, "email");
       const paused: string[] = [];
       for (const handle of handles.slice(0, 2)) {
         const account = (await viaA("POST", "/v1/accounts", { platform: "sandbox", username: handle, password: "sandbox-password" })).json.id;
@@ -80,7 +54,7 @@ describe("a page held by one coordinator, reached through the others", () => {
         expect(frame).toMatchObject({ width: expect.any(Number), height: expect.any(Number) });
         expect(Buffer.from(frame.data, "base64").subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8])); // a JPEG
         // Click the code field, type the code, click Verify: the page signs in by itself.
-        const layout = await codePageLayout(sandbox.url, handles[2]!, { width: frame.width, height: frame.height });
+        const layout = await codePageLayout(machines.sandbox.url, handles[2]!, { width: frame.width, height: frame.height });
         view.send({ type: "click", ...layout.code });
         view.send({ type: "text", text: await latestCode(handles[1]!) });
         view.send({ type: "click", ...layout.verify });
