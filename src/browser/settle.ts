@@ -6,6 +6,9 @@ import { PageLoad } from "./page-load.js";
 /** How long a loaded page may take to show an expected state (its own scripts at work) before the driver is out of its depth. */
 export const DEFAULT_SETTLE_MS = 10_000;
 
+/** A page still arriving after this many page timeouts did not answer, however it trickled in. */
+const MAX_ARRIVAL_TIMEOUTS = 4;
+
 /** The one rule for every wait on a platform's page (DESIGN §3): how long a page may take to arrive, and whose it is. */
 export interface PageRule {
   /** `ACTION_SERVICE_PAGE_TIMEOUT_SECONDS`, in ms. */
@@ -17,7 +20,8 @@ export interface PageRule {
  * Waits until one of `states` is visible, or a failure detector's state shows (then fails the action
  * with its code). A page is judged only once it has loaded: while it is arriving (a navigation in
  * flight, its document not loaded) it is waited for up to the page timeout, past which the platform
- * did not answer (`PlatformTimeout`, never `ui_changed`); once loaded it has `settleMs` to show a
+ * did not answer (`PlatformTimeout`, never `ui_changed`), counted from the last time it was heard
+ * from (`arrivalDeadline`); once loaded it has `settleMs` to show a
  * state, counted from its load, and is looked at once more after the renderer has drawn a frame
  * before it is called `ui_changed`: the page does not look as the driver expects.
  */
@@ -46,7 +50,7 @@ export async function settle<K extends string>(
   // decides when to stop listening to it.
   const shown = any
     .first()
-    .waitFor({ state: "visible", timeout: 2 * rule.pageTimeoutMs + settleMs })
+    .waitFor({ state: "visible", timeout: (MAX_ARRIVAL_TIMEOUTS + 1) * rule.pageTimeoutMs + settleMs })
     .then(
       () => true,
       (error: unknown) => {
@@ -59,14 +63,15 @@ export async function settle<K extends string>(
     new ActionFailure("ui_changed", `The page at ${safeUrl(page)} did not show what the driver expects (${named.map(([name]) => name).join(", ")}).`);
   for (;;) {
     const arriving = load.arrivingSince;
-    const until = arriving !== undefined ? arriving + rule.pageTimeoutMs : Math.max(started, load.loadedAt) + settleMs;
+    const until = arriving !== undefined ? arrivalDeadline(load, rule) : Math.max(started, load.loadedAt) + settleMs;
     const left = until - performance.now();
     const outcome = left <= 0 ? "waited" : await Promise.race([shown, load.nextChange().then(() => "changed" as const), sleep(left).then(() => "waited" as const)]);
     if (outcome === true) break;
     if (outcome === "changed") continue;
     // Out of time, one way or the other: a page still arriving did not answer; a loaded one is judged.
     if (load.arrivingSince !== undefined) {
-      if (await load.stillArriving()) throw platformTimeout(page, rule);
+      // Looked at as it is now (the events a stalled process has not read yet included), and judged by the time that is really up.
+      if ((await load.stillArriving()) && performance.now() >= arrivalDeadline(load, rule)) throw platformTimeout(page, rule);
       continue;
     }
     if (await lookedAtRendered(page, any, rule)) break;
@@ -80,6 +85,17 @@ export async function settle<K extends string>(
   for (const [name, locator] of named.slice(1)) if (await locator.first().isVisible()) return name;
   // The state flickered away between the wait and the check: look again.
   return settle(page, states, failures, rule, Math.max(1, settleMs - (performance.now() - started)));
+}
+
+/**
+ * How long a page may go on arriving: the page timeout counted from the last time the platform was
+ * heard from about it (its response, a part of the document), so a platform that keeps answering
+ * is slow, not silent; and never more than `MAX_ARRIVAL_TIMEOUTS` page timeouts in all, so a page
+ * that trickles in forever ends too.
+ */
+function arrivalDeadline(load: PageLoad, rule: PageRule): number {
+  const arriving = load.arrivingSince ?? performance.now();
+  return Math.min((load.heardAt ?? arriving) + rule.pageTimeoutMs, arriving + MAX_ARRIVAL_TIMEOUTS * rule.pageTimeoutMs);
 }
 
 /** The platform did not answer: its page is still arriving past the page timeout. */

@@ -17,6 +17,12 @@ const PAGES: Record<string, string> = {
   "/blank": "<p>Nothing here</p>",
   // Parsed at once; its app draws the page once everything has loaded, and a part of it comes 1.5 s late.
   "/app": "<p>Loading</p><img src=\"/silent/1500/part\"><script>addEventListener('load', () => document.body.insertAdjacentHTML('beforeend', '<h1>Feed</h1>'))</script>",
+  // Its parts come one after another, each 600 ms after the last asked: 2.4 s in all, the platform heard from all along.
+  "/chained":
+    "<p>Loading</p><script>let part = 0; const next = () => { if (++part > 4) return; const image = document.body.appendChild(new Image()); image.onload = image.onerror = next; image.src = '/silent/600/part' + part; }; next();" +
+    "addEventListener('load', () => document.body.insertAdjacentHTML('beforeend', '<h1>Feed</h1>'))</script>",
+  // Loaded, then its script goes on (after 1 s) to a page that comes 1.5 s after it is asked for.
+  "/redirecting": "<p>Loading</p><script>setTimeout(() => { location.href = '/silent/1500/feed'; }, 1000)</script>",
 };
 
 const DETECTORS: FailureDetector[] = [
@@ -111,6 +117,28 @@ describe("settle", () => {
     expect(failure).toBeInstanceOf(PlatformTimeout);
     expect((failure as ActionFailure).code).toBe("browser_error");
     expect((failure as ActionFailure).message).toMatch(/^The Test platform did not answer within 1 s: http:\/\/127\.0\.0\.1:\d+\/held\/60000\/feed had not loaded\.$/);
+  });
+
+  it("counts the page timeout from the last time the platform was heard from: a page whose parts keep coming is slow, not silent", async () => {
+    const started = performance.now();
+    expect(await settleAt("/chained", 300, { pageTimeoutMs: 1_000, platformTitle: "Test" })).toBe("signedIn");
+    // Longer in all than the page timeout: the platform answered every 600 ms.
+    expect(performance.now() - started).toBeGreaterThan(2_000);
+  });
+
+  it("judges a page as it is now after this process was not run for a while, not as the timer that woke it last saw it", async () => {
+    await page.goto(`${base}/redirecting`, { waitUntil: "commit" });
+    // Its page timeout runs from the moment the page goes on (1 s), the next page coming 1.5 s later…
+    const judged = settle(page, states(page), DETECTORS, { pageTimeoutMs: 2_000, platformTitle: "Test" }).catch((error: unknown) => error);
+    await page.waitForRequest(/\/silent\/1500\/feed$/);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // …while this process is stalled for 2.5 s (a starved machine, a blocked event loop): the page
+    // arrives meanwhile. Stalled in the loop's check phase, as after any I/O callback: on waking the
+    // loop runs its due timers (the settle's) before it reads the browser's events that say so.
+    await new Promise((resolve) => setImmediate(resolve));
+    const stalledUntil = performance.now() + 2_500;
+    while (performance.now() < stalledUntil);
+    expect(await judged).toBe("signedIn");
   });
 
   it("a click whose page never comes is judged by the same rule: the platform did not answer; on a loaded page, ui_changed", async () => {
