@@ -1,13 +1,12 @@
 import type { Browser, BrowserContext, Page } from "playwright";
 import { ActionFailure } from "../domain/errors.js";
-import type { Logger } from "../engine/logger.js";
-import type { EndpointSpec } from "./endpoint-spec.js";
+import { BrowserFleet, type Endpoint, type EndpointStatus, type FleetOptions } from "./fleet.js";
 import { KeptPages } from "./kept-pages.js";
+import { SpareContext, type StorageState } from "./spare-context.js";
 
-export interface PoolOptions {
-  executablePath?: string | undefined;
-  /** Remote browsers (DESIGN §8); none: one Chromium started by this process. */
-  endpoints?: readonly EndpointSpec[];
+export { preloadBrowser } from "./fleet.js";
+
+export interface PoolOptions extends FleetOptions {
   /** Close an account's context after this long unused. */
   idleMs: number;
   /** Idle warm contexts kept at most (contexts in use are not counted); the least recently used close first. */
@@ -19,21 +18,8 @@ export interface PoolOptions {
   maxPages?: number;
   /** A kept page closes after this long unused (its context stays warm). */
   pageIdleMs?: number;
-  logger: Logger;
-  /** Seam for tests: how the browser of an endpoint is started. */
-  launch?: (spec: EndpointSpec) => Promise<Browser>;
   /** Browser viewport for every context. */
   viewport?: { width: number; height: number };
-  /** An endpoint that failed is tried again after this long (default 5 s). */
-  retryAfterMs?: number;
-}
-
-interface Endpoint {
-  spec: EndpointSpec;
-  browser: Promise<Browser> | undefined;
-  /** Until when this endpoint is not offered new contexts (it failed to connect or died). */
-  downUntil: number;
-  contexts: number;
 }
 
 interface Slot {
@@ -44,17 +30,6 @@ interface Slot {
   idleTimer: NodeJS.Timeout | undefined;
 }
 
-/** How long the pool must have run nothing before it opens the spare context and page. */
-const SPARE_AFTER_IDLE_MS = 1_000;
-
-interface Spare {
-  endpoint: Endpoint;
-  context: BrowserContext;
-  page: Page;
-}
-
-type StorageState = Exclude<Exclude<Parameters<Browser["newContext"]>[0], undefined>["storageState"], undefined>;
-
 /**
  * One BrowserContext per account, on one browser or a fleet (DESIGN §8). A new context goes
  * to the healthy endpoint with the fewest contexts, and the account stays there while its
@@ -62,62 +37,33 @@ type StorageState = Exclude<Exclude<Parameters<Browser["newContext"]>[0], undefi
  * fail); it is connected again on a later acquire, and meanwhile the others take new work.
  */
 export class BrowserPool {
-  readonly #endpoints: Endpoint[];
+  readonly #fleet: BrowserFleet;
   readonly #slots = new Map<string, Slot>();
   readonly #kept: KeptPages;
-  /** The context and page opened ahead for the next new account (see #prepareSpare). */
-  #spare: Promise<Spare | undefined> | undefined;
-  #closed = false;
-  #spareTimer: NodeJS.Timeout | undefined;
+  /** The context and page opened ahead for the next new account. */
+  readonly #spare: SpareContext;
+  readonly #viewport: { width: number; height: number };
 
   constructor(private readonly options: PoolOptions) {
-    const specs: readonly EndpointSpec[] = options.endpoints?.length ? options.endpoints : [{ kind: "local", url: "local", executablePath: options.executablePath }];
-    this.#endpoints = specs.map((spec) => ({ spec, browser: undefined, downUntil: 0, contexts: 0 }));
+    this.#fleet = new BrowserFleet(options, (endpoint) => this.#lost(endpoint));
     this.#kept = new KeptPages(options.maxPages ?? 0, options.pageIdleMs ?? 60_000);
+    this.#viewport = options.viewport ?? { width: 1280, height: 800 };
+    this.#spare = new SpareContext(this.#fleet, { enabled: (options.maxPages ?? 0) > 0, viewport: this.#viewport, logger: options.logger });
   }
 
   /** The first endpoint's browser (the only one without a fleet), started on first use. */
   browser(): Promise<Browser> {
-    return this.#connect(this.#endpoints[0]!);
+    return this.#fleet.browser();
   }
 
-  #connect(endpoint: Endpoint): Promise<Browser> {
-    endpoint.browser ??= (this.options.launch ?? launchOrConnect)(endpoint.spec).then(
-      (browser) => {
-        endpoint.downUntil = 0;
-        browser.on("disconnected", () => this.#lost(endpoint, browser));
-        return browser;
-      },
-      (error: unknown) => {
-        endpoint.browser = undefined;
-        endpoint.downUntil = Date.now() + (this.options.retryAfterMs ?? 5_000);
-        this.options.logger.error({ err: error, endpoint: describe(endpoint.spec) }, "browser could not be started or reached");
-        throw error;
-      },
-    );
-    return endpoint.browser;
-  }
-
-  /** A browser went away: its contexts are gone; the next acquire connects again or goes elsewhere. */
-  #lost(endpoint: Endpoint, browser: Browser): void {
-    this.options.logger.warn({ endpoint: describe(endpoint.spec) }, "browser disconnected; its accounts move to the next healthy browser");
-    void endpoint.browser?.then((current) => {
-      if (current === browser) endpoint.browser = undefined;
-    });
-    endpoint.downUntil = this.#endpoints.length > 1 ? Date.now() + (this.options.retryAfterMs ?? 5_000) : 0;
+  /** An endpoint's browser went away, and its contexts with it. */
+  #lost(endpoint: Endpoint): void {
     for (const [accountId, slot] of this.#slots) {
       if (slot.endpoint !== endpoint) continue;
       clearTimeout(slot.idleTimer);
       this.#kept.take(accountId);
       this.#slots.delete(accountId);
     }
-    endpoint.contexts = 0;
-  }
-
-  /** Healthy endpoints first, the least loaded first; the ones that are down last (in case all are). */
-  #candidates(): Endpoint[] {
-    const now = Date.now();
-    return [...this.#endpoints].sort((a, b) => Number(a.downUntil > now) - Number(b.downUntil > now) || a.contexts - b.contexts);
   }
 
   /**
@@ -138,18 +84,18 @@ export class BrowserPool {
   }
 
   async #open(accountId: string, saved: string | undefined): Promise<Slot> {
-    const spare = await this.#takeSpare(saved);
+    const spare = await this.#spare.take(saved);
     if (spare) {
       // Its page is the account's first kept page: the action runs in the renderer already started.
       this.#kept.keep(accountId, spare.page);
       return this.#slotFor(accountId, spare.endpoint, spare.context);
     }
     let lastError: unknown;
-    for (const endpoint of this.#candidates()) {
+    for (const endpoint of this.#fleet.candidates()) {
       try {
-        const browser = await this.#connect(endpoint);
+        const browser = await this.#fleet.connect(endpoint);
         const context = await browser.newContext({
-          viewport: this.#viewport(),
+          viewport: this.#viewport,
           ...(saved ? { storageState: JSON.parse(saved) as StorageState } : {}),
         });
         return this.#slotFor(accountId, endpoint, context);
@@ -169,50 +115,6 @@ export class BrowserPool {
       endpoint.contexts = Math.max(0, endpoint.contexts - 1);
     });
     return slot;
-  }
-
-  #viewport(): { width: number; height: number } {
-    return this.options.viewport ?? { width: 1280, height: 800 };
-  }
-
-  /**
-   * Opens, once nothing has run for a moment, the context and page the next account without a warm context
-   * will take (when pages are kept at all): a new page is a new renderer process, the slowest
-   * part of an action on a cold account, and a context takes its saved state afterwards.
-   */
-  #prepareSpare(): void {
-    if (this.#spare || this.#closed || (this.options.maxPages ?? 0) <= 0) return;
-    const spare = (async (): Promise<Spare | undefined> => {
-      const endpoint = this.#candidates()[0];
-      if (!endpoint || endpoint.downUntil > Date.now()) return undefined;
-      const context = await (await this.#connect(endpoint)).newContext({ viewport: this.#viewport() });
-      try {
-        return { endpoint, context, page: await context.newPage() };
-      } catch (error) {
-        await context.close().catch(() => undefined);
-        throw error;
-      }
-    })().catch((error: unknown) => {
-      this.options.logger.debug({ err: error }, "spare page could not be opened");
-      return undefined;
-    });
-    this.#spare = spare;
-  }
-
-  /** The spare, with the account's saved state set in it; undefined when there is none or it is unusable. */
-  async #takeSpare(saved: string | undefined): Promise<Spare | undefined> {
-    const pending = this.#spare;
-    this.#spare = undefined;
-    const spare = await pending;
-    if (!spare) return undefined;
-    try {
-      if (spare.endpoint.downUntil > Date.now() || spare.page.isClosed()) throw new Error("the spare's browser went away");
-      if (saved) await spare.context.setStorageState(JSON.parse(saved) as StorageState);
-      return spare;
-    } catch {
-      await spare.context.close().catch(() => undefined);
-      return undefined;
-    }
   }
 
   /**
@@ -246,12 +148,7 @@ export class BrowserPool {
     slot.lastUsed = Date.now();
     slot.idleTimer = setTimeout(() => void this.forget(accountId), this.options.idleMs);
     slot.idleTimer.unref();
-    // Once nothing has run for a moment: its renderer starting must not slow the actions running.
-    clearTimeout(this.#spareTimer);
-    this.#spareTimer = setTimeout(() => {
-      if (![...this.#slots.values()].some((other) => other.busy)) this.#prepareSpare();
-    }, SPARE_AFTER_IDLE_MS);
-    this.#spareTimer.unref();
+    this.#spare.prepareWhenIdle(() => ![...this.#slots.values()].some((other) => other.busy));
   }
 
   /** Closes the account's context (idle timeout, account deleted). */
@@ -292,9 +189,8 @@ export class BrowserPool {
   }
 
   /** Each endpoint, whether it is up, and how many contexts it holds. */
-  status(): { url: string; kind: EndpointSpec["kind"]; up: boolean; contexts: number }[] {
-    const now = Date.now();
-    return this.#endpoints.map((endpoint) => ({ url: endpoint.spec.url, kind: endpoint.spec.kind, up: endpoint.downUntil <= now, contexts: endpoint.contexts }));
+  status(): EndpointStatus[] {
+    return this.#fleet.status();
   }
 
   get size(): number {
@@ -302,39 +198,8 @@ export class BrowserPool {
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    clearTimeout(this.#spareTimer);
-    const spare = await this.#spare;
-    this.#spare = undefined;
-    await spare?.context.close().catch(() => undefined);
+    await this.#spare.close();
     for (const accountId of [...this.#slots.keys()]) await this.forget(accountId);
-    for (const endpoint of this.#endpoints) {
-      const browser = await endpoint.browser?.catch(() => undefined);
-      endpoint.browser = undefined;
-      // A remote browser is someone else's: only the connection is closed.
-      await browser?.close().catch(() => undefined);
-    }
-  }
-}
-
-/** Playwright is loaded with the first browser, not at start-up (it is half of a start's module loading). */
-async function launchOrConnect(spec: EndpointSpec): Promise<Browser> {
-  const { connectEndpoint } = await import("./endpoints.js");
-  return connectEndpoint(spec);
-}
-
-/** Loads what the first browser needs ahead of it, once the service is up. */
-export function preloadBrowser(): void {
-  void import("./endpoints.js").catch(() => undefined);
-}
-
-/** An endpoint for logs: its URL without credentials or query (a token may sit there). */
-function describe(spec: EndpointSpec): string {
-  if (spec.kind === "local") return "local";
-  try {
-    const url = new URL(spec.url.replace(/^cdp\+/i, ""));
-    return `${spec.kind}:${url.protocol}//${url.host}${url.pathname}`;
-  } catch {
-    return spec.kind;
+    await this.#fleet.close();
   }
 }
