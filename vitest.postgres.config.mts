@@ -15,6 +15,8 @@ export default defineConfig({
       "test/mcp/**/*.test.ts",
       "test/postgres/**/*.test.ts",
       "test/chaos/**/*.test.ts",
+      // Every role × every operation over REST and MCP, nothing written by a refusal.
+      "test/security/access-matrix.test.ts",
     ],
     exclude: [
       ...configDefaults.exclude,
