@@ -30,6 +30,11 @@ export interface StoreAdapter {
    * changed; otherwise every call loads.
    */
   cached<T extends object>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined>;
+  /**
+   * Statements sent through `db` since the adapter opened, BEGIN and COMMIT included (on
+   * PostgreSQL, round trips to the server): for benchmarks, e.g. statements per action.
+   */
+  readonly statementCount: number;
   close(): Promise<void>;
 }
 

@@ -111,6 +111,11 @@ export class Store {
     return this.adapter.changes;
   }
 
+  /** Statements sent to the database so far (BEGIN and COMMIT included): see `StoreAdapter.statementCount`. */
+  get statementCount(): number {
+    return this.adapter.statementCount;
+  }
+
   /** The newest migration applied. */
   async schemaVersion(): Promise<number> {
     const row = await this.adapter.db.selectFrom("schema_migrations").select((eb) => eb.fn.max("version").as("version")).executeTakeFirst();

@@ -7,6 +7,7 @@ import type { StoreAdapter, TransactionOptions } from "../adapter.js";
 import { PostgresChangeFeed, type ChangeFeed } from "../change-feed.js";
 import type { Schema } from "../schema.js";
 import { isPostgresBusy } from "./busy.js";
+import { StatementCounter } from "./statement-count.js";
 
 /** `migrations/postgres` at the package root: the same path from `src/store/adapters` and `dist/store/adapters`. */
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "migrations", "postgres");
@@ -40,13 +41,14 @@ export class PostgresAdapter implements StoreAdapter {
   readonly dialect = "postgres";
   readonly db: Kysely<Schema>;
   readonly changes: ChangeFeed;
+  readonly #statements = new StatementCounter();
 
   constructor(
     readonly pool: pg.Pool,
     /** Where the database is (it carries the password, if any: never logged). */
     readonly url: string,
   ) {
-    this.db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+    this.db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool, onCreateConnection: this.#statements.watch }) });
     this.changes = new PostgresChangeFeed(url);
   }
 
@@ -86,6 +88,10 @@ export class PostgresAdapter implements StoreAdapter {
 
   isDuplicate(error: unknown): boolean {
     return error instanceof Error && "code" in error && error.code === "23505";
+  }
+
+  get statementCount(): number {
+    return this.#statements.count;
   }
 
   /** Nothing is kept: another coordinator's commit cannot be seen cheaply before every read. */

@@ -5,6 +5,7 @@ import { SqliteChangeFeed, type ChangeFeed } from "../change-feed.js";
 import type { Schema } from "../schema.js";
 import { isSqliteBusy } from "./busy.js";
 import { ReadCache } from "./read-cache.js";
+import { StatementCounter } from "./statement-count.js";
 import { openDatabase, type Db } from "./sqlite-file.js";
 
 /**
@@ -18,9 +19,10 @@ export class SqliteAdapter implements StoreAdapter {
   readonly db: Kysely<Schema>;
   readonly changes: ChangeFeed;
   readonly #cache: ReadCache;
+  readonly #statements = new StatementCounter();
 
   constructor(readonly connection: Db) {
-    this.db = new Kysely<Schema>({ dialect: new OneAtATimeDialect(connection) });
+    this.db = new Kysely<Schema>({ dialect: new OneAtATimeDialect(connection, this.#statements) });
     this.#cache = new ReadCache(connection);
     this.changes = new SqliteChangeFeed(connection);
   }
@@ -45,6 +47,11 @@ export class SqliteAdapter implements StoreAdapter {
     return this.#cache.get(key, load);
   }
 
+  /** Statements run through Kysely; the kept reads' look at `data_version` is not one. */
+  get statementCount(): number {
+    return this.#statements.count;
+  }
+
   async close(): Promise<void> {
     await this.changes.close();
     await this.db.destroy();
@@ -52,12 +59,15 @@ export class SqliteAdapter implements StoreAdapter {
 }
 
 class OneAtATimeDialect extends SqliteDialect {
-  constructor(readonly connection: Db) {
+  constructor(
+    readonly connection: Db,
+    readonly statements: StatementCounter,
+  ) {
     super({ database: connection });
   }
 
   override createDriver(): Driver {
-    return new OneAtATimeDriver({ database: this.connection });
+    return new OneAtATimeDriver({ database: this.connection, onCreateConnection: this.statements.watch });
   }
 }
 
