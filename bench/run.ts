@@ -15,14 +15,19 @@
  * (i) start-up on 10,000 accounts and 100,000 actions to GET /healthz ÷ on an empty data dir;
  * (j) a post by an agent over MCP: @playwright/mcp ÷ the service's run_action, for wall time, text the
  *     model reads and the server's CPU (each server a process tree of its own).
+ * (l) actions/s with 1, 2 and 3 coordinators on one PostgreSQL, beside 1 on SQLite; each coordinator's CPU per
+ *     action, and statements (database round trips) per post on each store.
  * BENCH_ONLY=a,e runs a subset (b′ is b2; j2 is (j) with our agent in the 2026-07-28 era).
+ * BENCH_DATABASE=postgres runs (a)–(d), (g) and (m) with the service's store on a throw-away PostgreSQL.
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
+import { coordinatorScaling } from "./coordinators.js";
 import { eventLoad } from "./event-load.js";
 import { readPath } from "./read-path.js";
 import { fleetRate, idlePagesFloor, pausedLoad } from "./execution.js";
 import { mcpEras } from "./mcp-eras.js";
 import { agentPeer } from "./peer.js";
+import { BENCH_DATABASE, startBenchPostgres, type BenchPostgres } from "./postgres.js";
 import { connectedMany, startUp, warmMany } from "./scale.js";
 import { chromiumPssMb, launchRaw, median, rawPost, rawSignedIn } from "./support.js";
 
@@ -156,16 +161,27 @@ async function readPathOf(live: LiveService): ReturnType<typeof readPath> {
 
 const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,m,e,f,k,b2,h,i,j,j2").split(",").map((part) => part.trim()));
 
+const STORE_NAMES = { sqlite: "SQLite", postgres: "PostgreSQL" } as const;
+
 async function main(): Promise<void> {
   const rows: string[][] = [];
+  // Rows measured on the main service are on BENCH_DATABASE's store; the others start their own, on SQLite.
+  let store: string = STORE_NAMES.sqlite;
   // Each figure is printed as soon as it is measured (a later one failing loses none), then the table.
   const report = (row: string[]): void => {
-    rows.push(row);
-    console.log(`${row[0]}: ${row[1]} (target ${row[2]})`);
+    rows.push([row[0]!, store, row[1]!, row[2]!]);
+    console.log(`${row[0]} [${store}]: ${row[1]} (target ${row[2]})`);
   };
+  const postgres: BenchPostgres | undefined = BENCH_DATABASE === "postgres" ? await startBenchPostgres() : undefined;
   const live = await startLiveService({
-    env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: "16", ACTION_SERVICE_FREE_CREDITS: "100000", ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "1000000" },
+    env: {
+      ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: "16",
+      ACTION_SERVICE_FREE_CREDITS: "100000",
+      ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "1000000",
+      ...(postgres ? await postgres.database() : {}),
+    },
   });
+  store = STORE_NAMES[live.server.service.store.dialect];
   try {
     if (ONLY.has("a")) {
       const a = await postLatency(live);
@@ -199,6 +215,29 @@ async function main(): Promise<void> {
     }
   } finally {
     await live.close();
+    await postgres?.stop();
+    store = STORE_NAMES.sqlite;
+  }
+  if (ONLY.has("l")) {
+    const l = await coordinatorScaling();
+    store = "both";
+    const perN = (pick: (run: (typeof l.postgres)[number]) => string): string => l.postgres.map((run) => `${run.coordinators}: ${pick(run)}`).join(", ");
+    report([
+      "(l) actions/s (16 accounts × 2 posts, created round-robin) with N coordinators on one PostgreSQL; 1 on SQLite",
+      `PostgreSQL ${perN((run) => run.actionsPerSecond.toFixed(2))}; SQLite 1: ${l.sqlite.actionsPerSecond.toFixed(2)}; raw Playwright 16 contexts ${l.raw.toFixed(2)}`,
+      "report",
+    ]);
+    report([
+      "(l) coordinator CPU (Node process, utime+stime) per action, summed over the coordinators",
+      `PostgreSQL ${perN((run) => `${run.cpuMsPerAction.toFixed(1)} ms (${run.cpuMsEach.map((ms) => ms.toFixed(1)).join(" + ")})`)}; SQLite 1: ${l.sqlite.cpuMsPerAction.toFixed(1)} ms`,
+      "report",
+    ]);
+    report([
+      "(l) statements (round trips on PostgreSQL) per post, warm account, one at a time, in-process",
+      `SQLite ${l.statements.sqlite.perPost.toFixed(1)} (idle ${l.statements.sqlite.idlePerSecond.toFixed(1)}/s); PostgreSQL ${l.statements.postgres.perPost.toFixed(1)} (idle ${l.statements.postgres.idlePerSecond.toFixed(1)}/s)`,
+      "report",
+    ]);
+    store = STORE_NAMES.sqlite;
   }
   if (ONLY.has("e")) {
     const e = await pausedLoad();
@@ -285,10 +324,10 @@ async function main(): Promise<void> {
       "report",
     ]);
   }
-  const width = [Math.max(...rows.map((row) => row[0]!.length)), Math.max(...rows.map((row) => row[1]!.length))];
-  console.log(`\n${"measure".padEnd(width[0]!)} | ${"measured".padEnd(width[1]!)} | target`);
-  console.log(`${"-".repeat(width[0]!)}-|-${"-".repeat(width[1]!)}-|-------`);
-  for (const row of rows) console.log(`${row[0]!.padEnd(width[0]!)} | ${row[1]!.padEnd(width[1]!)} | ${row[2]}`);
+  const width = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length), 5));
+  console.log(`\n${"measure".padEnd(width[0]!)} | ${"store".padEnd(width[1]!)} | ${"measured".padEnd(width[2]!)} | target`);
+  console.log(`${"-".repeat(width[0]!)}-|-${"-".repeat(width[1]!)}-|-${"-".repeat(width[2]!)}-|-------`);
+  for (const row of rows) console.log(`${row[0]!.padEnd(width[0]!)} | ${row[1]!.padEnd(width[1]!)} | ${row[2]!.padEnd(width[2]!)} | ${row[3]}`);
 }
 
 await main();
