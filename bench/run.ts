@@ -112,7 +112,7 @@ async function throughput(live: LiveService, accounts = 16, perAccount = 2, roun
           const response = await live.api("POST", "/v1/actions?wait=30", { account_id: id, type: "post", params: { text: unique("tput") } });
           // Still running after the 30 s wait (a loaded machine): waited for as a client would.
           const action = response.json.status === "queued" || response.json.status === "running" ? await live.wait(response.json.id) : response.json;
-          if (action.status !== "succeeded") throw new Error(`post ${action.status}`);
+          if (action.status !== "succeeded") throw new Error(`post ${action.status}: ${JSON.stringify(action.error)}`);
         }
       })),
     );
