@@ -3,14 +3,15 @@ import tseslint from "typescript-eslint";
 
 /** Layers (DESIGN §2): what each folder must not import. */
 const LAYER_RULES = [
-  { folder: "src/domain", forbidden: ["../store/*", "../engine/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "../sandbox/*", "playwright", "better-sqlite3", "hono"] },
-  { folder: "src/store", forbidden: ["../engine/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "playwright", "hono"] },
-  { folder: "src/engine", forbidden: ["../browser/*", "../platforms/*", "../api/*", "../mcp/*", "playwright", "hono"] },
+  { folder: "src/domain", forbidden: ["../store/*", "../engine/*", "../events/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "../sandbox/*", "playwright", "better-sqlite3", "hono"] },
+  { folder: "src/store", forbidden: ["../engine/*", "../events/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "playwright", "hono"] },
+  { folder: "src/engine", forbidden: ["../browser/*", "../../browser/*", "../platforms/*", "../../platforms/*", "../api/*", "../../api/*", "../mcp/*", "../../mcp/*", "playwright", "hono"] },
+  { folder: "src/events", forbidden: ["../browser/*", "../../browser/*", "../platforms/*", "../../platforms/*", "../api/*", "../../api/*", "../mcp/*", "../../mcp/*", "playwright", "hono"] },
   { folder: "src/api", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "playwright", "better-sqlite3"] },
   { folder: "src/web", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "../mcp/*", "../../mcp/*", "playwright", "better-sqlite3"] },
   { folder: "src/mcp", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "playwright", "better-sqlite3"] },
   { folder: "src/platforms", forbidden: ["../../store/*", "../../api/*", "../../mcp/*", "better-sqlite3", "hono"] },
-  { folder: "src/sandbox", forbidden: ["../store/*", "../engine/*", "../api/*", "../mcp/*", "../browser/*", "better-sqlite3"] },
+  { folder: "src/sandbox", forbidden: ["../store/*", "../engine/*", "../events/*", "../api/*", "../mcp/*", "../browser/*", "better-sqlite3"] },
 ];
 
 /**

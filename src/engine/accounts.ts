@@ -6,7 +6,7 @@ import type { AccountRecord } from "../store/records.js";
 import { requirePermission, visibleAccount } from "./access.js";
 import type { EngineCore } from "./core.js";
 import { newId } from "./ids.js";
-import { recordAccountEvent } from "./outbox.js";
+import { recordAccountEvent } from "../events/outbox/index.js";
 
 const secretText = z.string().min(1).max(1_000);
 const totpSecret = z

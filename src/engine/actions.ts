@@ -11,9 +11,8 @@ import { requirePermission, visibleAccount, visibleAction } from "./access.js";
 import type { EngineCore } from "./core.js";
 import { paramsSchema, type PlatformInfo } from "./executor.js";
 import { newId } from "./ids.js";
-import { nextStep, type Surface } from "./next-step.js";
-import { liveUrl, presentAction, type PublicAction } from "./present.js";
-import { recordActionEvent } from "./outbox.js";
+import { nextStep, presentAction, signInUrl, type PublicAction, type Surface } from "./present/index.js";
+import { recordActionEvent } from "../events/outbox/index.js";
 
 /** No action type's params nest anywhere near this deep. */
 const MAX_PARAMS_DEPTH = 16;
@@ -213,12 +212,4 @@ export async function present(core: EngineCore, action: ActionRecord, surface: S
   const challenge = action.status === "needs_input" ? await core.store.challenges.latestOf(action.id) : undefined;
   const step = await nextStep(core.store, action, surface, challenge);
   return challenge ? presentAction(action, { record: challenge, signInUrl: await signInUrl(core, challenge.id) }, step) : presentAction(action, undefined, step);
-}
-
-/**
- * A challenge's live link, on this coordinator's public URL (behind a balancer, the one public
- * URL): opened on any coordinator, it reaches the page wherever it is held (DESIGN §11).
- */
-export async function signInUrl(core: Pick<EngineCore, "store" | "publicUrl">, challengeId: string): Promise<string> {
-  return liveUrl(core.publicUrl, await core.store.challenges.linkToken(challengeId));
 }

@@ -3,7 +3,7 @@ import { ACTION_PRICES } from "../domain/actions.js";
 import { ActionFailure, AppError } from "../domain/errors.js";
 import type { KeyRole, Principal } from "../domain/keys.js";
 import type { KeyListing, Store } from "../store/index.js";
-import type { AccountRecord, ActionRecord } from "../store/records.js";
+import type { AccountRecord, ActionRecord, LedgerEntry } from "../store/records.js";
 import { isTerminal } from "../domain/status.js";
 import { canSee, requirePermission, visibleAccount, visibleAction } from "./access.js";
 import * as accounts from "./accounts.js";
@@ -19,17 +19,10 @@ import { Lifecycle } from "./lifecycle.js";
 import { completeSignIn, createSignInLink, pageHolder, resolveLiveToken, type LiveTarget } from "./live-links.js";
 import { silentLogger, type Logger } from "./logger.js";
 import type { PlatformReference, PublicAction } from "../domain/public.js";
-import type { Surface } from "./next-step.js";
+import type { Surface } from "./present/index.js";
 import { Runner, type RunnerOptions } from "./runner.js";
 import { X402_VARIABLES, type X402Config } from "../config.js";
-import type { LedgerEntry } from "../store/records.js";
-import { WebhookDispatcher, type DispatcherOptions } from "./webhook-dispatcher.js";
-import { WebhookThread, type ThreadStore } from "./webhook-thread.js";
-import * as webhooks from "./webhooks.js";
-import { streamEvents } from "./event-stream.js";
-import * as feedback from "./feedback.js";
-import type { EventType } from "../store/index.js";
-import type { PublicEvent, PublicFeedback, PublicWebhook, PublicWebhookDelivery } from "../domain/public.js";
+import { EventFeed, Feedback, Webhooks, type WebhookOptions } from "../events/index.js";
 import { closeWebSession, csrfTokenMatches, openWebSession, webSession, type WebSession } from "./web-sessions.js";
 import { TopUps, type TopUpOutcome } from "../payments/top-ups.js";
 
@@ -54,10 +47,7 @@ export interface EngineOptions {
   /** How often deadlines are checked, in ms. */
   sweepIntervalMs?: number;
   /** Webhook delivery (DESIGN §13): private targets allowed or not (default not), and how often due deliveries are looked for. */
-  webhooks?: DispatcherOptions & {
-    /** Where a delivery thread finds the store: given, deliveries run on their own thread (`webhook-thread.ts`); else on this event loop, on the engine's clock. */
-    thread?: ThreadStore | undefined;
-  };
+  webhooks?: WebhookOptions;
 }
 
 /** Events are kept this long (SSE resumes within it); pending deliveries keep theirs longer. */
@@ -97,9 +87,12 @@ export class Engine {
   /** Status changes other processes make, announced here as this process's own are. */
   readonly #elsewhere: ChangesElsewhere;
   readonly topUps: TopUps;
-  readonly #webhooks: WebhookDispatcher | WebhookThread;
+  /** Webhook endpoints and their delivery (DESIGN §13). */
+  readonly webhooks: Webhooks;
+  /** The workspace's events as they commit (SSE). */
+  readonly events: EventFeed;
+  readonly feedback: Feedback;
   readonly #endedJson = new WeakMap<ActionRecord, string>();
-  #kickWebhooks = (): void => this.#webhooks.kick();
   #sweep: NodeJS.Timeout | undefined;
   #purge: NodeJS.Timeout | undefined;
 
@@ -134,10 +127,9 @@ export class Engine {
       logger,
       freeCredits: options.freeCredits ?? 100,
     };
-    const { thread, ...dispatcher } = options.webhooks ?? { allowPrivate: false };
-    this.#webhooks = thread
-      ? new WebhookThread(options.store, thread, dispatcher, logger, () => this.core.publicUrl)
-      : new WebhookDispatcher({ store: options.store, clock, logger, publicUrl: () => this.core.publicUrl }, dispatcher);
+    this.webhooks = new Webhooks(this.core, options.webhooks);
+    this.events = new EventFeed(this.core);
+    this.feedback = new Feedback(this.core);
     this.#elsewhere = new ChangesElsewhere(options.store, this.core.lifecycle);
     this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }
@@ -149,7 +141,7 @@ export class Engine {
   async setUrls(urls: { publicUrl?: string | undefined; internalUrl?: string | undefined }): Promise<void> {
     if (urls.publicUrl) {
       this.core.publicUrl = urls.publicUrl;
-      if (this.#webhooks instanceof WebhookThread) this.#webhooks.setPublicUrl(urls.publicUrl);
+      this.webhooks.setPublicUrl(urls.publicUrl);
     }
     if (urls.internalUrl) this.core.internalUrl = urls.internalUrl;
     await this.core.runner.renew().catch((error: unknown) => this.core.logger.warn({ err: error }, "could not renew the lease; the next heartbeat does"));
@@ -171,9 +163,7 @@ export class Engine {
     this.topUps.reconcileInBackground();
     this.#sweep = every(this.options.sweepIntervalMs ?? 500, "deadline check", this.core.logger, () => this.expireOverdueChallenges());
     this.#purge = every(PURGE_INTERVAL_MS, "purge", this.core.logger, () => this.#purgeExpired());
-    this.#webhooks.start();
-    // A committed change has its deliveries queued: send them now rather than at the next tick.
-    this.core.lifecycle.events.on("change", this.#kickWebhooks);
+    this.webhooks.start();
     await this.#elsewhere.start();
   }
 
@@ -191,8 +181,7 @@ export class Engine {
     this.#elsewhere.stop();
     clearInterval(this.#sweep);
     clearInterval(this.#purge);
-    this.core.lifecycle.events.off("change", this.#kickWebhooks);
-    await this.#webhooks.stop();
+    await this.webhooks.stop();
     await this.core.runner.stop();
     await this.core.executor.close?.();
   }
@@ -403,42 +392,6 @@ export class Engine {
   answerFromLivePage(target: Extract<LiveTarget, { kind: "challenge" }>, answer: string): Promise<ActionRecord> {
     const principal: Principal = { workspaceId: target.action.workspace_id, keyId: undefined, role: "operator", accountIds: [target.action.account_id] };
     return this.answer(principal, target.action.id, answer);
-  }
-
-  // Events and feedback (DESIGN §13)
-  createWebhook(principal: Principal, input: { url: string; events?: EventType[] | undefined }): Promise<PublicWebhook> {
-    return webhooks.createWebhook(this.core, principal, input, this.options.webhooks?.allowPrivate ?? false);
-  }
-  listWebhooks(principal: Principal): Promise<PublicWebhook[]> {
-    return webhooks.listWebhooks(this.core, principal);
-  }
-  deleteWebhook(principal: Principal, id: string): Promise<void> {
-    return webhooks.deleteWebhook(this.core, principal, id);
-  }
-  webhookDeliveries(principal: Principal, id: string, options: { limit: number; cursor?: string | undefined }): Promise<{ data: PublicWebhookDelivery[]; next_cursor?: string }> {
-    return webhooks.listDeliveries(this.core, principal, id, options);
-  }
-  async retryWebhookDelivery(principal: Principal, endpointId: string, deliveryId: string): Promise<PublicWebhookDelivery> {
-    const delivery = await webhooks.retryDelivery(this.core, principal, endpointId, deliveryId);
-    this.#webhooks.kick();
-    return delivery;
-  }
-  /** The workspace's events as they commit (SSE), after `after` when given. */
-  streamEvents(principal: Principal, options: { after?: string | undefined; signal: AbortSignal }): Promise<AsyncGenerator<PublicEvent>> {
-    return streamEvents(this.core, principal, options);
-  }
-  /** The id of the workspace's newest event: a page rendered now follows the stream from there. */
-  latestEventId(principal: Principal): Promise<string | undefined> {
-    return this.core.store.events.latestId(principal.workspaceId);
-  }
-  sendFeedback(principal: Principal, input: feedback.FeedbackInput): Promise<PublicFeedback> {
-    return feedback.sendFeedback(this.core, principal, input);
-  }
-  listFeedback(principal: Principal, options: { limit: number; cursor?: string | undefined }): Promise<{ data: PublicFeedback[]; next_cursor?: string }> {
-    return feedback.listFeedback(this.core, principal, options);
-  }
-  feedbackScreenshot(principal: Principal, feedbackId: string): Promise<Buffer> {
-    return feedback.feedbackScreenshot(this.core, principal, feedbackId);
   }
 
   // Credits and platforms

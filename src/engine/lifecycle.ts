@@ -5,7 +5,7 @@ import { isTerminal, transition, type ActionStatus } from "../domain/status.js";
 import type { Store } from "../store/index.js";
 import type { ActionRecord, ChallengeState } from "../store/records.js";
 import type { Clock } from "./clock.js";
-import { recordActionEvent } from "./outbox.js";
+import { recordActionEvent } from "../events/outbox/index.js";
 
 /** How an action ends. */
 export type Outcome =

@@ -1,14 +1,13 @@
 import { LIVE_LINK_TTL_MS } from "../domain/challenges.js";
 import type { Principal } from "../domain/keys.js";
-import { retryWhileBusy } from "../store/index.js";
+import { retryWhileBusy, type SignInLinkRecord } from "../store/index.js";
 import { randomToken } from "../store/crypto.js";
 import type { AccountRecord, ActionRecord, ChallengeRecord } from "../store/records.js";
-import type { SignInLinkRecord } from "../store/index.js";
 import { requirePermission, visibleAccount } from "./access.js";
 import type { EngineCore } from "./core.js";
 import { newId } from "./ids.js";
-import { liveUrl } from "./present.js";
-import { updateAccountStatus } from "./outbox.js";
+import { liveUrl } from "./present/index.js";
+import { updateAccountStatus } from "../events/outbox/index.js";
 
 /** What a live-browser token opens. */
 export type LiveTarget =

@@ -25,7 +25,7 @@ export function eventRoutes(web: Hono<WebEnv>, engine: Engine): void {
     return streamSSE(c, async (sse) => {
       try {
         await sse.write(": connected\n\n");
-        for await (const event of await engine.streamEvents(principal, { after: after || undefined, signal: controller.signal })) {
+        for await (const event of await engine.events.stream(principal, { after: after || undefined, signal: controller.signal })) {
           await sse.writeSSE({ id: event.id, event: event.type, data: JSON.stringify(event) });
         }
       } finally {
@@ -39,5 +39,5 @@ export function eventRoutes(web: Hono<WebEnv>, engine: Engine): void {
 /** The page's live attributes: what it watches, and the event it was rendered after. */
 export async function liveFor(c: Context<WebEnv>, engine: Engine, watch: Watch[]): Promise<{ watch: string; after: string } | undefined> {
   if (watch.length === 0) return undefined;
-  return { watch: watch.join(","), after: (await engine.latestEventId(c.get("session").principal)) ?? "" };
+  return { watch: watch.join(","), after: (await engine.events.latestId(c.get("session").principal)) ?? "" };
 }

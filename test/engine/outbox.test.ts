@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { recordActionEvent } from "../../src/engine/outbox.js";
+import { recordActionEvent } from "../../src/events/outbox/index.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { countRows } from "../helpers/sql.js";
 
@@ -16,7 +16,7 @@ const statusesOf = async (actionId: string): Promise<string[]> =>
 
 it("each status change of an action is one event, written with the change, fanned out to each endpoint", async () => {
   const admin = (await h.engine.authenticate(h.adminKey))!;
-  await h.engine.createWebhook(admin, { url: "http://127.0.0.1:9/hook" });
+  await h.engine.webhooks.create(admin, { url: "http://127.0.0.1:9/hook" });
   const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
   const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
   await h.engine.waitFor(action.id, 5);
@@ -28,7 +28,7 @@ it("each status change of an action is one event, written with the change, fanne
 
 it("a change that rolls back leaves no event and no delivery behind", async () => {
   const admin = (await h.engine.authenticate(h.adminKey))!;
-  await h.engine.createWebhook(admin, { url: "http://127.0.0.1:9/hook" });
+  await h.engine.webhooks.create(admin, { url: "http://127.0.0.1:9/hook" });
   const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
   const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
   await h.engine.waitFor(action.id, 5);

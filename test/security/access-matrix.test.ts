@@ -301,7 +301,7 @@ describe("webhook deliveries, endpoints made by limited keys, and the event stre
   matrixCase("admin · own endpoint, a delivery of another own endpoint → 404 not_found", async () => {
     const fresh = await world.freshTargets();
     const admin = (await world.h.engine.authenticate(world.keys.admin))!;
-    const second = (await world.h.engine.createWebhook(admin, { url: UNREACHABLE_HOOK })).id;
+    const second = (await world.h.engine.webhooks.create(admin, { url: UNREACHABLE_HOOK })).id;
     await world.newAccount("own", "plain"); // an event, so the second endpoint has a delivery
     await world.settle();
     const delivery = (await world.h.store.webhooks.deliveries(second, 1))[0]!.id;

@@ -135,7 +135,7 @@ export async function createWorld(): Promise<World> {
 
   async function targetsIn(principal: Principal): Promise<TargetIds> {
     // The endpoint first, so the events of what follows are fanned out to it.
-    const webhookId = (await h.engine.createWebhook(principal, { url: UNREACHABLE_HOOK })).id;
+    const webhookId = (await h.engine.webhooks.create(principal, { url: UNREACHABLE_HOOK })).id;
     const accountId = await addAccount(principal, "plain");
     const actionAccountId = await addAccount(principal, "challenge");
     const actionId = (await h.engine.createAction(principal, { account_id: actionAccountId, type: "connect", params: {} })).id;
@@ -145,7 +145,7 @@ export async function createWorld(): Promise<World> {
     // A moment passes, so this feedback is the newest (lists are newest first, and the clock stands still otherwise).
     h.clock.advance(1);
     await h.store.transaction(async () => h.store.feedback.saveScreenshot(actionId, TINY_PNG, h.clock.now().toISOString()));
-    const feedbackId = (await h.engine.sendFeedback(principal, { message: `fixture feedback ${++serial}`, action_id: actionId })).id;
+    const feedbackId = (await h.engine.feedback.send(principal, { message: `fixture feedback ${++serial}`, action_id: actionId })).id;
     const eventId = (await h.store.events.bySeq(await h.store.events.latestSeq(principal.workspaceId)))!.id;
     return { accountId, actionId, actionAccountId, webhookId, deliveryId, feedbackId, eventId };
   }

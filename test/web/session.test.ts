@@ -323,7 +323,7 @@ it("webhooks and feedback pages: a private URL is refused, a public one shows it
   const listed = await web.send("GET", "/app/webhooks");
   expect(listed.text).toContain("http://93.184.216.34/hook");
   expect(listed.text).not.toContain(secret);
-  expect(await h.engine.listWebhooks((await h.engine.authenticate(h.adminKey))!)).toMatchObject([{ url: "http://93.184.216.34/hook", events: ["action.updated"] }]);
+  expect(await h.engine.webhooks.list((await h.engine.authenticate(h.adminKey))!)).toMatchObject([{ url: "http://93.184.216.34/hook", events: ["action.updated"] }]);
 
   const sent = await web.send("POST", "/app/feedback", { form: { _csrf: await web.csrf(), message: "The feed is slow to load." } });
   expect(sent.status).toBe(303);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AccountJson, listOf } from "../../domain/public.js";
 import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts.js";
-import { presentAccount } from "../../engine/present.js";
+import { presentAccount } from "../../engine/present/index.js";
 import { defineRoute } from "../route.js";
 import { errorResponses } from "./common.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { EVENT_TYPES, EventJson, FeedbackJson, WebhookDeliveryJson, WebhookJson, listOf } from "../../domain/public.js";
-import { FeedbackInput } from "../../engine/feedback.js";
+import { FeedbackInput } from "../../events/feedback.js";
 import { defineRoute } from "../route.js";
 import { errorResponses } from "./common.js";
 
@@ -26,7 +26,7 @@ export const eventRoutes = [
     }),
     responses: { 201: { description: "The endpoint, with its signing secret (shown only now).", schema: WebhookJson }, ...errorResponses(400, 401, 403, 422, 429) },
     async handle({ principal, body, engine }) {
-      return { status: 201, body: await engine.createWebhook(principal, body) };
+      return { status: 201, body: await engine.webhooks.create(principal, body) };
     },
   }),
   defineRoute({
@@ -36,7 +36,7 @@ export const eventRoutes = [
     summary: "List webhook endpoints",
     responses: { 200: { description: "Every endpoint of the workspace (never a secret).", schema: listOf(WebhookJson) }, ...errorResponses(401, 403, 429) },
     async handle({ principal, engine }) {
-      return { status: 200, body: { data: await engine.listWebhooks(principal) } };
+      return { status: 200, body: { data: await engine.webhooks.list(principal) } };
     },
   }),
   defineRoute({
@@ -47,7 +47,7 @@ export const eventRoutes = [
     params: IdParams,
     responses: { 204: { description: "Deleted, with its deliveries." }, ...errorResponses(401, 403, 404, 429) },
     async handle({ principal, params, engine }) {
-      await engine.deleteWebhook(principal, params.id);
+      await engine.webhooks.delete(principal, params.id);
       return { status: 204 };
     },
   }),
@@ -60,7 +60,7 @@ export const eventRoutes = [
     query: Page,
     responses: { 200: { description: "Deliveries, newest event first.", schema: listOf(WebhookDeliveryJson) }, ...errorResponses(401, 403, 404, 422, 429) },
     async handle({ principal, params, query, engine }) {
-      return { status: 200, body: await engine.webhookDeliveries(principal, params.id, query) };
+      return { status: 200, body: await engine.webhooks.deliveries(principal, params.id, query) };
     },
   }),
   defineRoute({
@@ -71,7 +71,7 @@ export const eventRoutes = [
     params: z.strictObject({ id: z.string().min(1).max(200), delivery_id: z.string().min(1).max(200) }),
     responses: { 202: { description: "Queued to be sent at once.", schema: WebhookDeliveryJson }, ...errorResponses(401, 403, 404, 409, 429) },
     async handle({ principal, params, engine }) {
-      return { status: 202, body: await engine.retryWebhookDelivery(principal, params.id, params.delivery_id) };
+      return { status: 202, body: await engine.webhooks.retryDelivery(principal, params.id, params.delivery_id) };
     },
   }),
   defineRoute({
@@ -86,7 +86,7 @@ export const eventRoutes = [
     responses: { 200: { description: "The stream; each `data` is one Event.", schema: EventJson }, ...errorResponses(401, 403, 429) },
     async handle({ principal, headers, signal, engine }) {
       const after = headers.get("last-event-id") ?? undefined;
-      return { status: 200, events: await engine.streamEvents(principal, { after: after?.trim() || undefined, signal }) };
+      return { status: 200, events: await engine.events.stream(principal, { after: after?.trim() || undefined, signal }) };
     },
   }),
   defineRoute({
@@ -99,7 +99,7 @@ export const eventRoutes = [
     body: FeedbackInput,
     responses: { 201: { description: "The feedback as kept.", schema: FeedbackJson }, ...errorResponses(400, 401, 403, 404, 422, 429) },
     async handle({ principal, body, engine }) {
-      return { status: 201, body: await engine.sendFeedback(principal, body) };
+      return { status: 201, body: await engine.feedback.send(principal, body) };
     },
   }),
   defineRoute({
@@ -110,7 +110,7 @@ export const eventRoutes = [
     query: Page,
     responses: { 200: { description: "The workspace's feedback, newest first (admin keys).", schema: listOf(FeedbackJson) }, ...errorResponses(401, 403, 422, 429) },
     async handle({ principal, query, engine }) {
-      return { status: 200, body: await engine.listFeedback(principal, query) };
+      return { status: 200, body: await engine.feedback.list(principal, query) };
     },
   }),
   defineRoute({
@@ -122,7 +122,7 @@ export const eventRoutes = [
     params: IdParams,
     responses: { 200: { description: "The PNG." }, ...errorResponses(401, 403, 404, 429) },
     async handle({ principal, params, engine }) {
-      return { status: 200, bytes: { body: await engine.feedbackScreenshot(principal, params.id), type: "image/png" } };
+      return { status: 200, bytes: { body: await engine.feedback.screenshot(principal, params.id), type: "image/png" } };
     },
   }),
 ];

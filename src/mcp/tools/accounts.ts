@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError } from "../../domain/errors.js";
 import { AccountJson, ActionJson, listOf } from "../../domain/public.js";
 import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts.js";
-import { presentAccount } from "../../engine/present.js";
+import { presentAccount } from "../../engine/present/index.js";
 import { describeAccount, describeAction } from "../describe.js";
 import { AccountOutput, SignInLinkOutput, accountId, waitSeconds } from "../schemas.js";
 import { defineTool } from "../tool.js";

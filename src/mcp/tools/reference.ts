@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { encodePaymentRequiredHeader } from "@x402/core/http";
 import { PlatformJson, freeFormObject, listOf } from "../../domain/public.js";
-import { FeedbackInput } from "../../engine/feedback.js";
+import { FeedbackInput } from "../../events/feedback.js";
 import { credits } from "../describe.js";
 import { CreditsOutput, FeedbackOutput } from "../schemas.js";
 import { defineTool } from "../tool.js";
@@ -109,7 +109,7 @@ export const referenceTools = [
     output: FeedbackOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     async handle(args, { engine, principal }) {
-      const feedback = await engine.sendFeedback(principal, args);
+      const feedback = await engine.feedback.send(principal, args);
       return { structured: feedback, text: `Feedback ${feedback.id} sent${feedback.action_id ? ` about ${feedback.action_id}` : ""}${feedback.has_screenshot ? " (with a screenshot of the page at the failure)" : ""}. Thank you.` };
     },
   }),

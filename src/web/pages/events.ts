@@ -20,7 +20,7 @@ export function eventPages(web: Hono<WebEnv>, engine: Engine): void {
     const form = await readForm(c);
     const events = form.all("events").filter((type): type is (typeof EVENT_TYPES)[number] => (EVENT_TYPES as readonly string[]).includes(type));
     try {
-      const created = await engine.createWebhook(principal, { url: form.get("url").trim(), ...(events.length > 0 && events.length < EVENT_TYPES.length ? { events } : {}) });
+      const created = await engine.webhooks.create(principal, { url: form.get("url").trim(), ...(events.length > 0 && events.length < EVENT_TYPES.length ? { events } : {}) });
       return c.html(await webhooksPage(engine, c.get("viewer"), principal, { created }), 201);
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== "invalid_request") throw error;
@@ -30,15 +30,15 @@ export function eventPages(web: Hono<WebEnv>, engine: Engine): void {
 
   web.post("/webhooks/:id/delete", async (c) => {
     await readForm(c);
-    await engine.deleteWebhook(c.get("session").principal, c.req.param("id"));
+    await engine.webhooks.delete(c.get("session").principal, c.req.param("id"));
     return c.redirect("/app/webhooks?done=deleted", 303);
   });
 
   web.get("/webhooks/:id", async (c) => {
     const { principal } = c.get("session");
-    const webhook = (await engine.listWebhooks(principal)).find((candidate) => candidate.id === c.req.param("id"));
+    const webhook = (await engine.webhooks.list(principal)).find((candidate) => candidate.id === c.req.param("id"));
     if (!webhook) throw new AppError("not_found", "No such webhook.");
-    const deliveries = await engine.webhookDeliveries(principal, webhook.id, { limit: 50, cursor: c.req.query("cursor") });
+    const deliveries = await engine.webhooks.deliveries(principal, webhook.id, { limit: 50, cursor: c.req.query("cursor") });
     const viewer = c.get("viewer");
     return c.html(
       page({
@@ -71,13 +71,13 @@ ${deliveries.next_cursor ? html`<p class="pager"><a href="/app/webhooks/${webhoo
 
   web.post("/webhooks/:id/deliveries/:delivery/retry", async (c) => {
     await readForm(c);
-    await engine.retryWebhookDelivery(c.get("session").principal, c.req.param("id"), c.req.param("delivery"));
+    await engine.webhooks.retryDelivery(c.get("session").principal, c.req.param("id"), c.req.param("delivery"));
     return c.redirect(`/app/webhooks/${c.req.param("id")}?done=retried`, 303);
   });
 
   web.get("/feedback", async (c) => {
     const { principal } = c.get("session");
-    const feedback = await engine.listFeedback(principal, { limit: 50, cursor: c.req.query("cursor") });
+    const feedback = await engine.feedback.list(principal, { limit: 50, cursor: c.req.query("cursor") });
     return c.html(
       page({
         title: "Feedback",
@@ -101,7 +101,7 @@ ${feedback.next_cursor ? html`<p class="pager"><a href="/app/feedback?cursor=${e
   });
 
   web.get("/feedback/:id/screenshot", async (c) => {
-    const png = await engine.feedbackScreenshot(c.get("session").principal, c.req.param("id"));
+    const png = await engine.feedback.screenshot(c.get("session").principal, c.req.param("id"));
     return c.body(new Uint8Array(png), 200, { "Content-Type": "image/png" });
   });
 
@@ -110,13 +110,13 @@ ${feedback.next_cursor ? html`<p class="pager"><a href="/app/feedback?cursor=${e
     const actionId = form.get("action_id");
     const message = form.get("message").trim();
     if (!message) throw new AppError("invalid_request", "Write what went wrong before sending.");
-    await engine.sendFeedback(c.get("session").principal, { message: message.slice(0, 5_000), ...(actionId ? { action_id: actionId } : {}) });
+    await engine.feedback.send(c.get("session").principal, { message: message.slice(0, 5_000), ...(actionId ? { action_id: actionId } : {}) });
     return c.redirect(actionId ? `/app/actions/${actionId}?done=feedback` : "/app/actions", 303);
   });
 }
 
 async function webhooksPage(engine: Engine, viewer: Viewer, principal: Principal, options: { created?: PublicWebhook; error?: string; url?: string; notice?: string | undefined }): Promise<Html> {
-  const webhooks = await engine.listWebhooks(principal);
+  const webhooks = await engine.webhooks.list(principal);
   return page({
     title: "Webhooks",
     viewer,

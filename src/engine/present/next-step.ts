@@ -1,7 +1,7 @@
-import { isAnswerableByApi } from "../domain/challenges.js";
-import type { ActionErrorCode } from "../domain/errors.js";
-import type { ActionRecord, ChallengeRecord } from "../store/records.js";
-import type { Store } from "../store/index.js";
+import { isAnswerableByApi } from "../../domain/challenges.js";
+import type { ActionErrorCode } from "../../domain/errors.js";
+import type { ActionRecord, ChallengeRecord } from "../../store/records.js";
+import type { Store } from "../../store/index.js";
 
 /** The surface an action is read through: `next_step` names only its operations (DESIGN §3). */
 export type Surface = "rest" | "mcp" | "web";

@@ -2,9 +2,9 @@ import { AsyncResource } from "node:async_hooks";
 import { randomBytes } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import type { Store, WebhookDeliveryRecord } from "../store/index.js";
-import type { Clock } from "./clock.js";
-import type { Logger } from "./logger.js";
-import { presentEvent } from "./webhooks.js";
+import type { Clock } from "../engine/clock.js";
+import type { Logger } from "../engine/logger.js";
+import { presentEvent } from "./present-event.js";
 import { postWebhook } from "./webhook-target.js";
 import { writeHere, type Attempt, type DeliveryWriter } from "./webhook-writes.js";
 

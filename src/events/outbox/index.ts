@@ -1,7 +1,6 @@
-import type { AccountRecord, AccountStatus, EventRecord, EventType, Store } from "../store/index.js";
-import { newId } from "./ids.js";
-import { nextStep } from "./next-step.js";
-import { presentAccount, presentAction } from "./present.js";
+import type { AccountRecord, AccountStatus, EventRecord, EventType, Store } from "../../store/index.js";
+import { newId } from "../../engine/ids.js";
+import { nextStep, presentAccount, presentAction } from "../../engine/present/index.js";
 
 /**
  * The event outbox (DESIGN §13). Each function is called inside the transaction of the change it

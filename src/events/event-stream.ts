@@ -1,9 +1,9 @@
 import type { Principal } from "../domain/keys.js";
 import type { PublicEvent } from "../domain/public.js";
 import type { EventRecord } from "../store/index.js";
-import { requirePermission } from "./access.js";
-import type { EngineCore } from "./core.js";
-import { presentEvent } from "./webhooks.js";
+import { requirePermission } from "../engine/access.js";
+import type { EngineCore } from "../engine/core.js";
+import { presentEvent } from "./present-event.js";
 
 /** How often a stream looks at the outbox for events other processes wrote. */
 const POLL_MS = 500;
@@ -59,4 +59,19 @@ function nextChange(core: EngineCore, signal: AbortSignal): { happened: Promise<
     signal.addEventListener("abort", stop, { once: true });
   });
   return { happened, stop };
+}
+
+/** The workspace's events as they commit (SSE, DESIGN §13). */
+export class EventFeed {
+  constructor(private readonly core: EngineCore) {}
+
+  /** The workspace's events as they commit, after `after` when given. */
+  stream(principal: Principal, options: { after?: string | undefined; signal: AbortSignal }): Promise<AsyncGenerator<PublicEvent>> {
+    return streamEvents(this.core, principal, options);
+  }
+
+  /** The id of the workspace's newest event: a page rendered now follows the stream from there. */
+  latestId(principal: Principal): Promise<string | undefined> {
+    return this.core.store.events.latestId(principal.workspaceId);
+  }
 }

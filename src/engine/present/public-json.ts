@@ -1,5 +1,6 @@
-import type { PublicAccount, PublicAction } from "../domain/public.js";
-import type { AccountRecord, ActionRecord, ChallengeRecord } from "../store/records.js";
+import type { PublicAccount, PublicAction } from "../../domain/public.js";
+import type { Store } from "../../store/index.js";
+import type { AccountRecord, ActionRecord, ChallengeRecord } from "../../store/records.js";
 
 export function liveUrl(publicUrl: string, token: string): string {
   return `${publicUrl.replace(/\/+$/, "")}/live/${token}`;
@@ -51,4 +52,12 @@ export function presentAccount(account: AccountRecord): PublicAccount {
     created_at: account.created_at,
     updated_at: account.updated_at,
   };
+}
+
+/**
+ * A challenge's live link, on this coordinator's public URL (behind a balancer, the one public
+ * URL): opened on any coordinator, it reaches the page wherever it is held (DESIGN §11).
+ */
+export async function signInUrl(core: { store: Store; publicUrl: string }, challengeId: string): Promise<string> {
+  return liveUrl(core.publicUrl, await core.store.challenges.linkToken(challengeId));
 }

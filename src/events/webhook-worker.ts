@@ -8,8 +8,8 @@ import { readlinkSync } from "node:fs";
 import { setPriority } from "node:os";
 import { parentPort, workerData, type MessagePort } from "node:worker_threads";
 import { Sealer, openStore, type StoreLocation } from "../store/index.js";
-import { systemClock } from "./clock.js";
-import { createLogger } from "./logger.js";
+import { systemClock } from "../engine/clock.js";
+import { createLogger } from "../engine/logger.js";
 import { WebhookDispatcher, type DispatcherOptions } from "./webhook-dispatcher.js";
 import { writeThrough } from "./webhook-writes.js";
 

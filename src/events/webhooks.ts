@@ -1,13 +1,72 @@
 import { randomBytes } from "node:crypto";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
-import { EVENT_TYPES, type PublicEvent, type PublicWebhook, type PublicWebhookDelivery } from "../domain/public.js";
-import type { EventRecord, EventType, WebhookDeliveryRecord, WebhookEndpointRecord } from "../store/index.js";
-import { requirePermission } from "./access.js";
-import { signInUrl } from "./actions.js";
-import type { EngineCore } from "./core.js";
-import { newId } from "./ids.js";
+import { EVENT_TYPES, type PublicWebhook, type PublicWebhookDelivery } from "../domain/public.js";
+import type { EventType, WebhookDeliveryRecord, WebhookEndpointRecord } from "../store/index.js";
+import { requirePermission } from "../engine/access.js";
+import type { EngineCore } from "../engine/core.js";
+import { newId } from "../engine/ids.js";
 import { TargetRefused, parseWebhookUrl, resolveTarget } from "./webhook-target.js";
+import { WebhookDispatcher, type DispatcherOptions } from "./webhook-dispatcher.js";
+import { WebhookThread, type ThreadStore } from "./webhook-thread.js";
+
+/** Webhook delivery (DESIGN §13): private targets allowed or not (default not), and how often due deliveries are looked for. */
+export type WebhookOptions = DispatcherOptions & {
+  /** Where a delivery thread finds the store: given, deliveries run on their own thread (`webhook-thread.ts`); else on this event loop, on the engine's clock. */
+  thread?: ThreadStore | undefined;
+};
+
+/** A workspace's webhook endpoints, and the delivery of their events (on its own thread or this event loop). */
+export class Webhooks {
+  readonly #delivery: WebhookDispatcher | WebhookThread;
+  readonly #allowPrivate: boolean;
+  #kick = (): void => this.#delivery.kick();
+
+  constructor(
+    private readonly core: EngineCore,
+    options: WebhookOptions = { allowPrivate: false },
+  ) {
+    const { thread, ...dispatcher } = options;
+    this.#allowPrivate = options.allowPrivate ?? false;
+    this.#delivery = thread
+      ? new WebhookThread(core.store, thread, dispatcher, core.logger, () => core.publicUrl)
+      : new WebhookDispatcher({ store: core.store, clock: core.lifecycle.clock, logger: core.logger, publicUrl: () => core.publicUrl }, dispatcher);
+  }
+
+  /** Starts delivering; a committed change has its deliveries queued: they are sent then rather than at the next tick. */
+  start(): void {
+    this.#delivery.start();
+    this.core.lifecycle.events.on("change", this.#kick);
+  }
+
+  async stop(): Promise<void> {
+    this.core.lifecycle.events.off("change", this.#kick);
+    await this.#delivery.stop();
+  }
+
+  /** The public URL live links in events are built on, once known. */
+  setPublicUrl(url: string): void {
+    if (this.#delivery instanceof WebhookThread) this.#delivery.setPublicUrl(url);
+  }
+
+  create(principal: Principal, input: { url: string; events?: EventType[] | undefined }): Promise<PublicWebhook> {
+    return createWebhook(this.core, principal, input, this.#allowPrivate);
+  }
+  list(principal: Principal): Promise<PublicWebhook[]> {
+    return listWebhooks(this.core, principal);
+  }
+  delete(principal: Principal, id: string): Promise<void> {
+    return deleteWebhook(this.core, principal, id);
+  }
+  deliveries(principal: Principal, id: string, options: { limit: number; cursor?: string | undefined }): Promise<{ data: PublicWebhookDelivery[]; next_cursor?: string }> {
+    return listDeliveries(this.core, principal, id, options);
+  }
+  async retryDelivery(principal: Principal, endpointId: string, deliveryId: string): Promise<PublicWebhookDelivery> {
+    const delivery = await retryDelivery(this.core, principal, endpointId, deliveryId);
+    this.#delivery.kick();
+    return delivery;
+  }
+}
 
 /** Webhook endpoints (DESIGN §13): created by admins, one signing secret each, shown once. */
 export async function createWebhook(core: EngineCore, principal: Principal, input: { url: string; events?: EventType[] | undefined }, allowPrivate: boolean): Promise<PublicWebhook> {
@@ -72,17 +131,6 @@ export async function retryDelivery(core: EngineCore, principal: Principal, endp
   if (endpoint.disabled_at) throw new AppError("conflict", `The endpoint is disabled (${endpoint.disabled_reason ?? "failing"}): create it again to receive events.`);
   await core.store.webhooks.retry(delivery.id, core.lifecycle.now());
   return presentDelivery((await core.store.webhooks.delivery(delivery.id))!);
-}
-
-/** The public JSON of an event, its challenge's live link rebuilt from the sealed token. */
-export async function presentEvent(core: Pick<EngineCore, "store" | "publicUrl">, event: EventRecord): Promise<PublicEvent> {
-  const data = structuredClone(event.data);
-  const challenge = data.challenge as Record<string, unknown> | undefined;
-  if (challenge && event.challenge_id) {
-    const action = await core.store.actions.get(event.subject_id);
-    if (action) challenge.sign_in_url = await signInUrl(core, event.challenge_id);
-  }
-  return { id: event.id, type: event.type, created_at: event.created_at, data };
 }
 
 async function visibleEndpoint(core: EngineCore, principal: Principal, id: string): Promise<WebhookEndpointRecord> {

@@ -3,9 +3,9 @@ import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import type { PublicFeedback } from "../domain/public.js";
 import type { FeedbackRecord } from "../store/index.js";
-import { requirePermission, visibleAction } from "./access.js";
-import type { EngineCore } from "./core.js";
-import { newId } from "./ids.js";
+import { requirePermission, visibleAction } from "../engine/access.js";
+import type { EngineCore } from "../engine/core.js";
+import { newId } from "../engine/ids.js";
 
 /** `POST /v1/feedback` and MCP `send_feedback`: one schema for both. */
 export const FeedbackInput = z.strictObject({
@@ -80,4 +80,19 @@ function presentFeedback(feedback: FeedbackRecord): PublicFeedback {
     has_screenshot: feedback.has_screenshot,
     created_at: feedback.created_at,
   };
+}
+
+/** Feedback about actions (DESIGN §13), and the pages kept with it. */
+export class Feedback {
+  constructor(private readonly core: EngineCore) {}
+
+  send(principal: Principal, input: FeedbackInput): Promise<PublicFeedback> {
+    return sendFeedback(this.core, principal, input);
+  }
+  list(principal: Principal, options: { limit: number; cursor?: string | undefined }): Promise<{ data: PublicFeedback[]; next_cursor?: string }> {
+    return listFeedback(this.core, principal, options);
+  }
+  screenshot(principal: Principal, feedbackId: string): Promise<Buffer> {
+    return feedbackScreenshot(this.core, principal, feedbackId);
+  }
 }

@@ -1,7 +1,7 @@
 import { Worker } from "node:worker_threads";
 import type { Store, StoreLocation } from "../store/index.js";
 import type { DispatcherOptions } from "./webhook-dispatcher.js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../engine/logger.js";
 import type { WorkerInput, WorkerMessage } from "./webhook-worker.js";
 import { answerWrite, type WriteRequest } from "./webhook-writes.js";
 
