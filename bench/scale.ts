@@ -13,7 +13,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { issueKey } from "../src/engine/keys.js";
+import { issueKey } from "../src/engine/access/index.js";
 import { newId } from "../src/engine/ids.js";
 import { startSandbox } from "../src/sandbox/index.js";
 import { Sealer, loadMasterKey, openStore, randomToken } from "../src/store/index.js";

@@ -90,11 +90,11 @@ async function keys(args: string[]): Promise<void> {
     const { engine } = service;
     if (sub === "create") {
       const accountIds = (values.accounts as string | undefined)?.split(",").map((id) => id.trim()).filter(Boolean);
-      const issued = await engine.issueKey({ role: values.role as KeyRole, accountIds, workspaceName: values.workspace as string | undefined });
+      const issued = await engine.keys.issue({ role: values.role as KeyRole, accountIds, workspaceName: values.workspace as string | undefined });
       console.log(`Created ${issued.role === "read_only" ? "a" : "an"} ${issued.role} key for workspace "${issued.workspace.name}"${accountIds ? ` limited to ${accountIds.join(", ")}` : ""}. It is shown only this once:`);
       console.log(issued.key);
     } else if (sub === "list") {
-      const listed = await engine.listKeys(values.workspace as string | undefined);
+      const listed = await engine.keys.list(values.workspace as string | undefined);
       if (listed.length === 0) console.log("No keys yet: `action-service keys create` makes one.");
       for (const key of listed) {
         const accounts = key.account_ids ? ` accounts ${key.account_ids.join(",")}` : "";
@@ -102,7 +102,7 @@ async function keys(args: string[]): Promise<void> {
         console.log(`${key.id}  ${key.prefix}…  ${key.role.padEnd(9)}  workspace "${key.workspace_name}"  created ${key.created_at}  ${state}${accounts}`);
       }
     } else {
-      const { key, revoked } = await engine.revokeKey(positionals[0]!);
+      const { key, revoked } = await engine.keys.revoke(positionals[0]!);
       console.log(
         revoked
           ? `Revoked ${key.id} (${key.prefix}…, ${key.role}, workspace "${key.workspace_name}"): every request with it is now refused (401).`

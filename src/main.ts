@@ -8,9 +8,8 @@ import { ConfigError, type Config } from "./config.js";
 import { systemClock, type Clock } from "./engine/clock.js";
 import { Engine, type EngineOptions } from "./engine/engine.js";
 import type { ActionExecutor, PlatformInfo } from "./engine/executor.js";
-import type { IssuedKey } from "./engine/keys.js";
+import { type IssuedKey, RateLimiter } from "./engine/access/index.js";
 import type { Logger } from "./engine/logger.js";
-import { RateLimiter } from "./engine/rate-limit.js";
 import { outlastClientKeepAlive } from "./http-keep-alive.js";
 import { Sealer, Store, loadMasterKey, openStore, type StoreLocation } from "./store/index.js";
 
@@ -92,7 +91,7 @@ export async function createService(config: Config, parts: ServiceParts): Promis
     ...(parts.clock ? { clock: parts.clock } : {}),
   });
   const starting = parts.start ?? true;
-  const firstKey = starting ? await engine.bootstrap() : undefined;
+  const firstKey = starting ? await engine.keys.bootstrap() : undefined;
   if (starting) await engine.start();
   // Several coordinators draw from one bucket per key (PostgreSQL); one machine keeps its buckets in memory.
   const limiter = new RateLimiter(config.rateLimitPerMinute, parts.clock ?? systemClock, store.dialect === "postgres" ? store : undefined);

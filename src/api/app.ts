@@ -7,7 +7,7 @@ import { MAX_JSON_DEPTH, jsonTextTooDeep } from "../domain/json.js";
 import type { Principal } from "../domain/keys.js";
 import { systemClock, type Clock } from "../engine/clock.js";
 import type { Engine } from "../engine/engine.js";
-import { RateLimiter, callerOf, tooManyRequests } from "../engine/rate-limit.js";
+import { RateLimiter, callerOf, tooManyRequests } from "../engine/access/index.js";
 import { asAppError } from "../engine/request-errors.js";
 import { silentLogger, type Logger } from "../engine/logger.js";
 import { buildOpenApi } from "./openapi.js";
@@ -140,7 +140,7 @@ class Input implements RouteInput<unknown, unknown, unknown> {
 async function authenticate(c: Context, engine: Engine): Promise<Principal> {
   const key = bearerKey(c.req.header("authorization"));
   if (!key) throw new AppError("unauthorized", "Send an API key as `Authorization: Bearer <key>`.");
-  const principal = await engine.authenticate(key);
+  const principal = await engine.keys.authenticate(key);
   if (!principal) throw new AppError("unauthorized", "The API key is not valid.");
   return principal;
 }

@@ -17,7 +17,7 @@ export async function runMcp(config: Config): Promise<void> {
     return startServer({ ...local, port: 0, publicUrl: "http://127.0.0.1:0", internalUrl: "http://127.0.0.1:0" }, { logger, runnerKind: "mcp" });
   });
   const engine = server.service.engine;
-  const stdio = await runStdioServer({ engine, principal: await engine.ownerPrincipal(), logger });
+  const stdio = await runStdioServer({ engine, principal: await engine.keys.ownerPrincipal(), logger });
   await stdio.closed;
   await server.close();
 }

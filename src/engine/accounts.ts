@@ -3,7 +3,7 @@ import { z } from "zod";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import type { AccountRecord } from "../store/records.js";
-import { requirePermission, visibleAccount } from "./access.js";
+import { requirePermission, visibleAccount } from "./access/index.js";
 import type { EngineCore } from "./core.js";
 import { newId } from "./ids.js";
 import { recordAccountEvent } from "../events/outbox/index.js";

@@ -7,7 +7,7 @@ import { freeFormObject } from "../domain/public.js";
 import type { Principal } from "../domain/keys.js";
 import { ACTION_STATUSES, isTerminal } from "../domain/status.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
-import { requirePermission, visibleAccount, visibleAction } from "./access.js";
+import { requirePermission, visibleAccount, visibleAction } from "./access/index.js";
 import type { EngineCore } from "./core.js";
 import { paramsSchema, type PlatformInfo } from "./executor.js";
 import { newId } from "./ids.js";

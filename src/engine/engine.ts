@@ -5,16 +5,14 @@ import type { KeyRole, Principal } from "../domain/keys.js";
 import type { KeyListing, Store } from "../store/index.js";
 import type { AccountRecord, ActionRecord, LedgerEntry } from "../store/records.js";
 import { isTerminal } from "../domain/status.js";
-import { canSee, requirePermission, visibleAccount, visibleAction } from "./access.js";
+import { ClientTokens, Keys, WebSessions, canSee, requirePermission, visibleAccount, visibleAction } from "./access/index.js";
 import * as accounts from "./accounts.js";
 import * as actions from "./actions.js";
 import { systemClock, type Clock } from "./clock.js";
 import { ChangesElsewhere } from "./changes-elsewhere.js";
-import { openFromClient, sealForClient } from "./client-tokens.js";
 import type { EngineCore } from "./core.js";
 import { paramsSchema, type ActionExecutor, type PlatformInfo } from "./executor.js";
 import { createActionOnce, purgeExpiredKeys, settleAbandoned } from "./idempotency.js";
-import { authenticate, issueKey, type IssuedKey } from "./keys.js";
 import { Lifecycle } from "./lifecycle.js";
 import { completeSignIn, createSignInLink, pageHolder, resolveLiveToken, type LiveTarget } from "./live-links.js";
 import { silentLogger, type Logger } from "./logger.js";
@@ -23,7 +21,6 @@ import type { Surface } from "./present/index.js";
 import { Runner, type RunnerOptions } from "./runner.js";
 import { X402_VARIABLES, type X402Config } from "../config.js";
 import { EventFeed, Feedback, Webhooks, type WebhookOptions } from "../events/index.js";
-import { closeWebSession, csrfTokenMatches, openWebSession, webSession, type WebSession } from "./web-sessions.js";
 import { TopUps, type TopUpOutcome } from "../payments/top-ups.js";
 
 export interface EngineOptions {
@@ -72,21 +69,18 @@ function every(ms: number, name: string, logger: Logger, work: () => Promise<unk
   return timer;
 }
 
-/**
- * Keys are managed by an admin key that may see every account: one limited to some accounts
- * could otherwise issue itself a key without the limit.
- */
-function requireKeyManager(principal: Principal): void {
-  requirePermission(principal, "manage_keys");
-  if (principal.accountIds) throw new AppError("forbidden", "This key is limited to some accounts and may not manage API keys.", { role: principal.role });
-}
-
 /** The action lifecycle behind both REST and MCP. */
 export class Engine {
   readonly core: EngineCore;
   /** Status changes other processes make, announced here as this process's own are. */
   readonly #elsewhere: ChangesElsewhere;
   readonly topUps: TopUps;
+  /** API keys, and who a key is. */
+  readonly keys: Keys;
+  /** Web app sessions (DESIGN §12). */
+  readonly webSessions: WebSessions;
+  /** Values sealed for a client to hand back (`access/client-tokens.ts`). */
+  readonly clientTokens: ClientTokens;
   /** Webhook endpoints and their delivery (DESIGN §13). */
   readonly webhooks: Webhooks;
   /** The workspace's events as they commit (SSE). */
@@ -127,6 +121,9 @@ export class Engine {
       logger,
       freeCredits: options.freeCredits ?? 100,
     };
+    this.keys = new Keys(this.core);
+    this.webSessions = new WebSessions(this.core);
+    this.clientTokens = new ClientTokens(options.store);
     this.webhooks = new Webhooks(this.core, options.webhooks);
     this.events = new EventFeed(this.core);
     this.feedback = new Feedback(this.core);
@@ -201,97 +198,6 @@ export class Engine {
       }
     }
     return expired;
-  }
-
-  /** On an empty data dir: the first workspace and its admin key (returned once, never stored). */
-  async bootstrap(): Promise<IssuedKey | undefined> {
-    const { store } = this.core;
-    // One transaction: coordinators started together on one PostgreSQL create one workspace between them.
-    return store.transaction(async () => ((await store.workspaces.count()) > 0 ? undefined : this.issueKey({ role: "admin" })));
-  }
-
-  issueKey(options: { workspaceName?: string | undefined; role: KeyRole; accountIds?: string[] | undefined }): Promise<IssuedKey> {
-    return issueKey(this.core.store, { ...options, freeCredits: this.core.freeCredits, now: this.core.lifecycle.now() });
-  }
-
-  /** Every key (of the named workspace, when given), revoked ones included; never a key's secret or hash. */
-  async listKeys(workspaceName?: string): Promise<KeyListing[]> {
-    const { store } = this.core;
-    if (workspaceName === undefined) return store.workspaces.listKeys();
-    const workspace = await store.workspaces.byName(workspaceName);
-    if (!workspace) throw new AppError("not_found", `No workspace named "${workspaceName}".`);
-    return store.workspaces.listKeys(workspace.id);
-  }
-
-  /**
-   * Revokes a key: from now on every surface (REST, MCP, live, in every process on this data dir)
-   * refuses it with 401. Returns the key as it now is; `revoked` is false when it already was.
-   */
-  revokeKey(id: string): Promise<{ key: KeyListing; revoked: boolean }> {
-    const { store, lifecycle } = this.core;
-    return store.transaction(async () => {
-      const revoked = await store.workspaces.revokeKey(id, lifecycle.now());
-      await store.webSessions.deleteForKey(id);
-      const key = await store.workspaces.keyListing(id);
-      if (!key) throw new AppError("not_found", `No key ${id}: \`action-service keys list\` shows every key's id.`);
-      return { key, revoked };
-    });
-  }
-
-  /** The workspace's keys as an admin of it sees them (web app): never a secret or hash. */
-  workspaceKeys(principal: Principal): Promise<KeyListing[]> {
-    requireKeyManager(principal);
-    return this.core.store.workspaces.listKeys(principal.workspaceId);
-  }
-
-  /** A new key in the caller's workspace; its plaintext exists only in the return value. */
-  async createWorkspaceKey(principal: Principal, options: { role: KeyRole; accountIds?: string[] | undefined }): Promise<IssuedKey> {
-    requireKeyManager(principal);
-    const workspace = (await this.core.store.workspaces.get(principal.workspaceId))!;
-    return this.issueKey({ workspaceName: workspace.name, role: options.role, accountIds: options.accountIds });
-  }
-
-  /** Revokes a key of the caller's workspace (another workspace's key is a 404, like any id it cannot see). */
-  async revokeWorkspaceKey(principal: Principal, id: string): Promise<{ key: KeyListing; revoked: boolean }> {
-    requireKeyManager(principal);
-    const key = await this.core.store.workspaces.keyListing(id);
-    if (!key || key.workspace_id !== principal.workspaceId) throw new AppError("not_found", "No such key.", { key_id: id });
-    return this.revokeKey(id);
-  }
-
-  // Web app sessions (DESIGN §12)
-  /** Exchanges an API key for a web session token; undefined when the key is not valid. */
-  openWebSession(key: string): Promise<{ token: string; expiresAt: string } | undefined> {
-    return openWebSession(this.core, key);
-  }
-  webSession(token: string): Promise<WebSession | undefined> {
-    return webSession(this.core, token);
-  }
-  closeWebSession(token: string): Promise<void> {
-    return closeWebSession(this.core, token);
-  }
-  csrfTokenMatches(sessionToken: string, given: string): boolean {
-    return csrfTokenMatches(sessionToken, given);
-  }
-
-  authenticate(key: string): Promise<Principal | undefined> {
-    return authenticate(this.core.store, key);
-  }
-
-  /** A value sealed for a client to hand back (`client-tokens.ts`). */
-  sealForClient(payload: unknown, purpose: string): string {
-    return sealForClient(this.core.store, payload, purpose);
-  }
-
-  /** What `sealForClient` sealed for `purpose`, or undefined for a token that is not one. */
-  openFromClient(token: string, purpose: string): unknown {
-    return openFromClient(this.core.store, token, purpose);
-  }
-
-  /** The local owner (stdio MCP): admin of the first workspace, created when the data dir is empty. */
-  async ownerPrincipal(): Promise<Principal> {
-    const workspace = (await this.core.store.workspaces.first()) ?? (await this.issueKey({ role: "admin" })).workspace;
-    return { workspaceId: workspace.id, keyId: undefined, role: "admin", accountIds: undefined };
   }
 
   // Accounts

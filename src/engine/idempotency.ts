@@ -5,7 +5,7 @@ import type { Principal } from "../domain/keys.js";
 import { retryWhileBusy } from "../store/index.js";
 import type { ActionRecord } from "../store/records.js";
 import type { IdempotencyRecord } from "../store/repositories/idempotency.js";
-import { visibleAction } from "./access.js";
+import { visibleAction } from "./access/index.js";
 import * as actions from "./actions.js";
 import type { EngineCore } from "./core.js";
 

@@ -3,7 +3,7 @@ import type { Principal } from "../domain/keys.js";
 import { retryWhileBusy, type SignInLinkRecord } from "../store/index.js";
 import { randomToken } from "../store/crypto.js";
 import type { AccountRecord, ActionRecord, ChallengeRecord } from "../store/records.js";
-import { requirePermission, visibleAccount } from "./access.js";
+import { requirePermission, visibleAccount } from "./access/index.js";
 import type { EngineCore } from "./core.js";
 import { newId } from "./ids.js";
 import { liveUrl } from "./present/index.js";

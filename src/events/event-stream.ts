@@ -1,7 +1,7 @@
 import type { Principal } from "../domain/keys.js";
 import type { PublicEvent } from "../domain/public.js";
 import type { EventRecord } from "../store/index.js";
-import { requirePermission } from "../engine/access.js";
+import { requirePermission } from "../engine/access/index.js";
 import type { EngineCore } from "../engine/core.js";
 import { presentEvent } from "./present-event.js";
 

@@ -3,7 +3,7 @@ import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import type { PublicFeedback } from "../domain/public.js";
 import type { FeedbackRecord } from "../store/index.js";
-import { requirePermission, visibleAction } from "../engine/access.js";
+import { requirePermission, visibleAction } from "../engine/access/index.js";
 import type { EngineCore } from "../engine/core.js";
 import { newId } from "../engine/ids.js";
 

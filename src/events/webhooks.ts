@@ -3,7 +3,7 @@ import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import { EVENT_TYPES, type PublicWebhook, type PublicWebhookDelivery } from "../domain/public.js";
 import type { EventType, WebhookDeliveryRecord, WebhookEndpointRecord } from "../store/index.js";
-import { requirePermission } from "../engine/access.js";
+import { requirePermission } from "../engine/access/index.js";
 import type { EngineCore } from "../engine/core.js";
 import { newId } from "../engine/ids.js";
 import { TargetRefused, parseWebhookUrl, resolveTarget } from "./webhook-target.js";

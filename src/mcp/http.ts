@@ -7,7 +7,7 @@ import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
-import { callerOf, tooManyRequests, type RateLimiter } from "../engine/rate-limit.js";
+import { callerOf, tooManyRequests, type RateLimiter } from "../engine/access/index.js";
 import { SessionEventStore } from "./event-store.js";
 import { actionUri } from "./resources.js";
 
@@ -214,7 +214,7 @@ async function isModern(request: Request): Promise<boolean> {
 async function authenticate(c: Context, engine: Engine): Promise<Principal | AppError> {
   const key = bearerKey(c.req.header("authorization"));
   if (!key) return new AppError("unauthorized", "Send an API key as `Authorization: Bearer <key>`.");
-  return (await engine.authenticate(key)) ?? new AppError("unauthorized", "The API key is not valid.");
+  return (await engine.keys.authenticate(key)) ?? new AppError("unauthorized", "The API key is not valid.");
 }
 
 /** A 413 or 415 leaves the body unread on the wire: the connection cannot carry another request. */

@@ -53,7 +53,7 @@ export function askForChallenge(engine: Engine, principal: Principal, toolName: 
     args: digest(canonical(withoutWait(args))),
     expires_at: challenge.expires_at,
   };
-  return inputRequired({ inputRequests: challengeInputRequests(action), requestState: engine.sealForClient(state, PURPOSE) });
+  return inputRequired({ inputRequests: challengeInputRequests(action), requestState: engine.clientTokens.seal(state, PURPOSE) });
 }
 
 /**
@@ -73,7 +73,7 @@ export function challengeInputRequests(action: PublicAction): Record<string, Ret
  * `-32602` "Invalid or expired requestState"; nothing runs. Returns the state the handler then reads.
  */
 export function verifyRequestState(engine: Engine, principal: Principal, token: string): ChallengeState {
-  const parsed = ChallengeState.safeParse(engine.openFromClient(token, PURPOSE));
+  const parsed = ChallengeState.safeParse(engine.clientTokens.open(token, PURPOSE));
   if (!parsed.success) throw new Error("the requestState was not made by this service, or was changed");
   const state = parsed.data;
   if (state.workspace !== principal.workspaceId || state.key !== (principal.keyId ?? null)) throw new Error("the requestState belongs to another API key");

@@ -20,7 +20,7 @@ export interface StdioMcpServer {
 
 /**
  * Serves MCP over stdio for one principal (the CLI's `action-service mcp` passes the local owner,
- * `engine.ownerPrincipal()`), in whichever era the client opens with: `server/discover` or an
+ * `engine.keys.ownerPrincipal()`), in whichever era the client opens with: `server/discover` or an
  * enveloped request (2026-07-28), or `initialize` (2025). The SDK's `serveStdio` makes that choice
  * and keeps one instance for the connection. The caller owns the engine and stops it once `closed`
  * resolves.

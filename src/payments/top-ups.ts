@@ -3,7 +3,7 @@ import type { PaymentRequired, PaymentRequirements } from "@x402/core/types";
 import type { X402Config } from "../config.js";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
-import { requirePermission } from "../engine/access.js";
+import { requirePermission } from "../engine/access/index.js";
 import type { EngineCore } from "../engine/core.js";
 import { claimKey, keyInFlight, requestHash } from "../engine/idempotency.js";
 import { newId } from "../engine/ids.js";

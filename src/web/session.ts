@@ -3,8 +3,7 @@ import { getCookie, setCookie, deleteCookie } from "hono/cookie";
 import { AppError } from "../domain/errors.js";
 import { checkHostAndOrigin, type OriginPolicy } from "../api/origin.js";
 import type { Engine } from "../engine/engine.js";
-import { callerOf, tooManyRequests, type RateLimiter } from "../engine/rate-limit.js";
-import type { WebSession } from "../engine/web-sessions.js";
+import { callerOf, tooManyRequests, type RateLimiter, type WebSession } from "../engine/access/index.js";
 import { ROLE_PERMISSIONS, type Permission, type Principal } from "../domain/keys.js";
 import type { Viewer } from "./layout.js";
 
@@ -70,7 +69,7 @@ export function requireSession(options: WebOptions): MiddlewareHandler<WebEnv> {
   const { engine, limiter } = options;
   return async (c, next) => {
     const token = sessionToken(c);
-    const session = token ? await engine.webSession(token) : undefined;
+    const session = token ? await engine.webSessions.get(token) : undefined;
     if (!token || !session) {
       if (wantsJson(c)) throw new AppError("unauthorized", "Your session has ended: sign in again.");
       const back = c.req.method === "GET" ? `?next=${encodeURIComponent(c.req.path + (new URL(c.req.url).search || ""))}` : "";
@@ -83,7 +82,7 @@ export function requireSession(options: WebOptions): MiddlewareHandler<WebEnv> {
     }
     if (c.req.method !== "GET" && c.req.method !== "HEAD") {
       const given = c.req.header("x-csrf-token") ?? (await formField(c, "_csrf"));
-      if (!given || !engine.csrfTokenMatches(token, given)) throw new AppError("forbidden", "This form has expired or did not come from this app: reload the page and try again.");
+      if (!given || !engine.webSessions.csrfTokenMatches(token, given)) throw new AppError("forbidden", "This form has expired or did not come from this app: reload the page and try again.");
     }
     c.set("session", session);
     c.set("sessionToken", token);

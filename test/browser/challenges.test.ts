@@ -52,7 +52,7 @@ describe("challenges", () => {
     const secret = "KRSXG5CTMVRXEZLUKN2XAZLSKNSWG4TF";
     const handle = await live.user("totp", { totp_secret: secret });
     const mine = await live.account(handle, { totp_secret: secret });
-    const otherKey = (await live.server.service.engine.issueKey({ role: "admin", workspaceName: `second-${handle}` })).key;
+    const otherKey = (await live.server.service.engine.keys.issue({ role: "admin", workspaceName: `second-${handle}` })).key;
     const other = await live.api("POST", "/v1/accounts", { platform: "sandbox", username: handle, password: "sandbox-password", totp_secret: secret }, { key: otherKey });
     const runAs = async (key: string, accountId: string): Promise<any> => {
       let action = (await live.api("POST", "/v1/actions?wait=30", { account_id: accountId, type: "connect", params: {} }, { key })).json;

@@ -27,7 +27,7 @@ async function twoProcesses(): Promise<{ here: Harness; there: Harness }> {
 }
 
 async function runningPost(h: Harness): Promise<string> {
-  const principal = (await h.engine.authenticate(h.adminKey))!;
+  const principal = (await h.engine.keys.authenticate(h.adminKey))!;
   const account = await h.engine.createAccount(principal, { platform: "sandbox", username: `u${Date.now()}`, password: "pw" });
   const action = await h.engine.createAction(principal, { account_id: account.id, type: "post", params: { text: "hi" } });
   for (let i = 0; i < 200 && (await h.engine.getAction(principal, action.id)).status === "queued"; i++) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -40,7 +40,7 @@ describe("status changes made by another process", () => {
     const id = await runningPost(there);
     const waiting = here.engine.waitFor(id, 20);
     const started = Date.now();
-    await there.engine.cancel((await there.engine.authenticate(there.adminKey))!, id);
+    await there.engine.cancel((await there.engine.keys.authenticate(there.adminKey))!, id);
     const seen = await waiting;
     expect(seen.status).toBe("canceled");
     expect(Date.now() - started).toBeLessThan(2_000);
@@ -49,7 +49,7 @@ describe("status changes made by another process", () => {
   it("reach an MCP client subscribed here (resources/updated)", async () => {
     const { here, there } = await twoProcesses();
     const id = await runningPost(there);
-    const server = createMcpServer({ engine: here.engine, principal: (await here.engine.authenticate(here.adminKey))!, logger: silentLogger });
+    const server = createMcpServer({ engine: here.engine, principal: (await here.engine.keys.authenticate(here.adminKey))!, logger: silentLogger });
     const client = new Client({ name: "elsewhere-test", version: "1.0.0" });
     const updates: string[] = [];
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updates.push(notification.params.uri));
@@ -57,7 +57,7 @@ describe("status changes made by another process", () => {
     await server.connect(serverSide);
     await client.connect(clientSide);
     await client.subscribeResource({ uri: `action://${id}` });
-    await there.engine.cancel((await there.engine.authenticate(there.adminKey))!, id);
+    await there.engine.cancel((await there.engine.keys.authenticate(there.adminKey))!, id);
     for (let i = 0; i < 100 && updates.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(updates).toEqual([`action://${id}`]);
     await client.close();

@@ -15,7 +15,7 @@ const statusesOf = async (actionId: string): Promise<string[]> =>
   (await h.store.events.after(h.workspaceId, 0, 1_000)).filter((event) => event.subject_id === actionId).map((event) => event.data.status as string);
 
 it("each status change of an action is one event, written with the change, fanned out to each endpoint", async () => {
-  const admin = (await h.engine.authenticate(h.adminKey))!;
+  const admin = (await h.engine.keys.authenticate(h.adminKey))!;
   await h.engine.webhooks.create(admin, { url: "http://127.0.0.1:9/hook" });
   const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
   const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
@@ -27,7 +27,7 @@ it("each status change of an action is one event, written with the change, fanne
 });
 
 it("a change that rolls back leaves no event and no delivery behind", async () => {
-  const admin = (await h.engine.authenticate(h.adminKey))!;
+  const admin = (await h.engine.keys.authenticate(h.adminKey))!;
   await h.engine.webhooks.create(admin, { url: "http://127.0.0.1:9/hook" });
   const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
   const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });

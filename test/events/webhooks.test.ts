@@ -145,7 +145,7 @@ describe("the event stream", () => {
   it("a read_only key limited to one account sees only that account's events", async () => {
     const seen = await live.account(await live.user("none"));
     const unseen = await live.account(await live.user("none"));
-    const key = (await live.server.service.engine.issueKey({ role: "read_only", accountIds: [seen] })).key;
+    const key = (await live.server.service.engine.keys.issue({ role: "read_only", accountIds: [seen] })).key;
     const stream = new EventStream(`${live.url}/v1/events`, key);
     await stream.open();
     const hidden = await live.run(unseen, "post", { text: "not for the limited key" });
@@ -170,7 +170,7 @@ describe("feedback", () => {
     const failed = await live.run(accountId, "post", { text: "after the redesign" });
     await live.sandboxApi("POST", "/_sandbox/settings", { redesign: false });
     expect(failed.error.code).toBe("ui_changed");
-    const operator = (await live.server.service.engine.issueKey({ role: "operator" })).key;
+    const operator = (await live.server.service.engine.keys.issue({ role: "operator" })).key;
     const sent = await live.api("POST", "/v1/feedback", { message: "The post button moved.", action_id: failed.id }, { key: operator });
     expect(sent.status).toBe(201);
     expect(sent.json).toMatchObject({ action_id: failed.id, platform: "sandbox", type: "post", error: { code: "ui_changed" }, has_screenshot: true });

@@ -99,10 +99,10 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
     x402: UNREACHABLE_X402,
     ...options.engine,
   });
-  const adminKey = options.adminKey ?? (await engine.bootstrap())!.key;
+  const adminKey = options.adminKey ?? (await engine.keys.bootstrap())!.key;
   await engine.start();
   const app = createApp({ engine, clock, ...options.app });
-  const workspaceId = (await engine.authenticate(adminKey))!.workspaceId;
+  const workspaceId = (await engine.keys.authenticate(adminKey))!.workspaceId;
   let closed = false;
   return {
     dir,
@@ -126,7 +126,7 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       return { status: response.status, headers: response.headers, raw, json: jsonOrUndefined(raw) };
     },
     async key(role, { accountIds, workspace } = {}) {
-      return (await engine.issueKey({ role, accountIds, workspaceName: workspace })).key;
+      return (await engine.keys.issue({ role, accountIds, workspaceName: workspace })).key;
     },
     async stop() {
       await engine.stop();

@@ -61,7 +61,7 @@ describe("owner sign-in links", () => {
 
   it("keep one page per account and a bounded number per key: a newer link replaces the older page", async () => {
     const key = (await live.api("POST", "/v1/accounts", { platform: "sandbox", username: await live.user("none") })).json.id as string;
-    const operator = (await live.server.service.engine.issueKey({ role: "operator" })).key;
+    const operator = (await live.server.service.engine.keys.issue({ role: "operator" })).key;
     const first = await view(await signInLink(key, operator));
     await first.locator("#screen").waitFor({ state: "visible" });
     const second = await view(await signInLink(key, operator));

@@ -44,7 +44,7 @@ async function serve(executor: ScriptedExecutor = script()) {
   return { h, url, rpc, modernClient };
 }
 
-const admin = async (h: Harness): Promise<Principal> => (await h.engine.authenticate(h.adminKey))!;
+const admin = async (h: Harness): Promise<Principal> => (await h.engine.keys.authenticate(h.adminKey))!;
 
 describe("MCP 2026-07-28 over HTTP", () => {
   it("a client pinned to 2026-07-28 negotiates the modern era, lists every tool and runs a post", async () => {
@@ -123,7 +123,7 @@ describe("MCP 2026-07-28 over HTTP", () => {
     const retry = (bearer: string, requestState: string, name = "run_action", argumentsGiven: Record<string, unknown> = args) =>
       rpc(bearer, "tools/call", { name, arguments: argumentsGiven, inputResponses: { [key]: { action: "decline" } }, requestState });
     const tampered = state.slice(0, -2) + (state.endsWith("AA") ? "BB" : "AA");
-    const other = (await h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" })).key;
+    const other = (await h.engine.keys.issue({ workspaceName: "elsewhere", role: "admin" })).key;
     // Not ours, changed, another key's or expired: refused before the tool runs, as a JSON-RPC error.
     const refusals = [await retry(h.adminKey, tampered), await retry(other, state)];
     for (const refusal of refusals) {
@@ -197,7 +197,7 @@ describe("MCP 2026-07-28 over HTTP", () => {
     const subscription = await client.listen({ resourceSubscriptions: [uri] });
     expect(subscription.honoredFilter.resourceSubscriptions).toEqual([uri]);
     // Another workspace's key listening to the same URI hears nothing of it.
-    const stranger = await modernClient((await h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" })).key);
+    const stranger = await modernClient((await h.engine.keys.issue({ workspaceName: "elsewhere", role: "admin" })).key);
     const overheard: string[] = [];
     stranger.setNotificationHandler("notifications/resources/updated", (notification) => void overheard.push(notification.params.uri));
     const eavesdrop = await stranger.listen({ resourceSubscriptions: [uri] });

@@ -2,7 +2,7 @@ import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app.js";
 import { silentLogger } from "../../src/engine/logger.js";
-import { RateLimiter } from "../../src/engine/rate-limit.js";
+import { RateLimiter } from "../../src/engine/access/index.js";
 import { listen } from "../../src/main.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
 import { ScriptedExecutor, sleep } from "../helpers/scripted-executor.js";

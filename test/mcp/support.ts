@@ -5,7 +5,7 @@ import { afterEach } from "vitest";
 import type { Principal } from "../../src/domain/keys.js";
 import { silentLogger } from "../../src/engine/logger.js";
 import { createApp } from "../../src/api/app.js";
-import { RateLimiter } from "../../src/engine/rate-limit.js";
+import { RateLimiter } from "../../src/engine/access/index.js";
 import type { Script } from "../helpers/scripted-executor.js";
 import { listen } from "../../src/main.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
@@ -34,7 +34,7 @@ export interface ConnectOptions {
 
 /** The SDK's own client connected in-process to an MCP session over the harness's engine. */
 export async function connect(h: Harness, options: ConnectOptions = {}): Promise<Client> {
-  const server = createMcpServer({ engine: h.engine, principal: options.principal ?? (await h.engine.authenticate(h.adminKey))!, logger: silentLogger });
+  const server = createMcpServer({ engine: h.engine, principal: options.principal ?? (await h.engine.keys.authenticate(h.adminKey))!, logger: silentLogger });
   const client = new Client({ name: "test-client", version: "1.0.0" }, { capabilities: options.capabilities ?? {} });
   options.setup?.(client);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
@@ -58,7 +58,7 @@ export async function call(client: Client, name: string, args: Record<string, un
 
 /** Adds an account straight through the engine (not under test here). */
 export async function addAccount(h: Harness, username = "carol"): Promise<string> {
-  return (await h.engine.createAccount((await h.engine.authenticate(h.adminKey))!, { platform: "sandbox", username, password: "pw" })).id;
+  return (await h.engine.createAccount((await h.engine.keys.authenticate(h.adminKey))!, { platform: "sandbox", username, password: "pw" })).id;
 }
 
 /** A connect that asks for an emailed code until it is given 123456 (each wrong one refused). */

@@ -42,7 +42,7 @@ async function serve() {
   const h = await harness({ executor: script() });
   const { url } = await serveMcpHttp(h);
   const rpc = modernRpc(url, WITH_TASKS);
-  const admin = (await h.engine.authenticate(h.adminKey))!;
+  const admin = (await h.engine.keys.authenticate(h.adminKey))!;
   return { h, url, rpc, admin };
 }
 
@@ -205,7 +205,7 @@ describe("the tasks extension over 2026-07-28 HTTP", () => {
     const accountId = await addAccount(h);
     const task = (await rpc(h.adminKey, "tools/call", { name: "run_action", arguments: connectArgs(accountId) })).result;
     await until(() => rpc(h.adminKey, "tasks/get", { taskId: task.taskId }), (current) => current.status === "input_required");
-    const elsewhere = (await h.engine.issueKey({ workspaceName: "elsewhere", role: "admin" })).key;
+    const elsewhere = (await h.engine.keys.issue({ workspaceName: "elsewhere", role: "admin" })).key;
     const limited = await h.key("operator", { accountIds: [await addAccount(h, "dave")] });
     const attempts: [string, string, Record<string, unknown>][] = [];
     for (const key of [elsewhere, limited]) {

@@ -98,7 +98,7 @@ describe("MCP tools over the engine", () => {
   it("a read-only key may read but is refused run_action with forbidden", async () => {
     const h = await harness({ executor: emailCodeScript() });
     const accountId = await addAccount(h);
-    const client = await connect(h, { principal: (await h.engine.authenticate(await h.key("read_only")))! });
+    const client = await connect(h, { principal: (await h.engine.keys.authenticate(await h.key("read_only")))! });
     const refused = await call(client, "run_action", { account_id: accountId, type: "post", params: { text: "hi" } });
     expect(refused.isError).toBe(true);
     expect(refused.text).toBe("forbidden: This key (role read_only) may not run, answer or cancel actions.\nDetails: {\"role\":\"read_only\"}");

@@ -300,7 +300,7 @@ describe("webhook deliveries, endpoints made by limited keys, and the event stre
 
   matrixCase("admin · own endpoint, a delivery of another own endpoint → 404 not_found", async () => {
     const fresh = await world.freshTargets();
-    const admin = (await world.h.engine.authenticate(world.keys.admin))!;
+    const admin = (await world.h.engine.keys.authenticate(world.keys.admin))!;
     const second = (await world.h.engine.webhooks.create(admin, { url: UNREACHABLE_HOOK })).id;
     await world.newAccount("own", "plain"); // an event, so the second endpoint has a delivery
     await world.settle();
@@ -316,7 +316,7 @@ describe("webhook deliveries, endpoints made by limited keys, and the event stre
     const id: string = created.json.id;
     // An event of an account outside its list, then the events of an action on its one account.
     const outside = await world.newAccount("own", "plain");
-    const admin = (await world.h.engine.authenticate(world.keys.admin))!;
+    const admin = (await world.h.engine.keys.authenticate(world.keys.admin))!;
     const inside = (await world.h.engine.createAction(admin, { account_id: world.allowedAccountId, type: "connect", params: {} })).id;
     await world.settle();
     const deliveries = await restRequest({ method: "GET", path: `/v1/webhooks/${id}/deliveries?limit=100` }, key);
@@ -335,7 +335,7 @@ describe("webhook deliveries, endpoints made by limited keys, and the event stre
     matrixCase(`${principal.name} · GET /v1/events resumed from before the targets → ${sees}`, async () => {
       // A mark in the key's own workspace: this is about what the backlog carries, not about whose ids are taken as marks.
       const { store } = world.h;
-      const workspaceId = (await world.h.engine.authenticate(keyOf(principal)!))!.workspaceId;
+      const workspaceId = (await world.h.engine.keys.authenticate(keyOf(principal)!))!.workspaceId;
       const mark = (await store.events.bySeq(await store.events.latestSeq(workspaceId)))!.id;
       const fresh = await world.freshTargets();
       const response = await restRequest({ method: "GET", path: "/v1/events" }, keyOf(principal), { headers: { "last-event-id": mark }, streamMs: 500 });

@@ -479,7 +479,7 @@ beforeAll(async () => {
   // The receiver is on loopback: private targets allowed, as ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE allows them.
   live = await startLiveService({ server: { logger }, env: { ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: "true" } });
   dataDir = live.config.dataDir;
-  operatorKey = (await live.server.service.engine.issueKey({ role: "operator" })).key;
+  operatorKey = (await live.server.service.engine.keys.issue({ role: "operator" })).key;
   addSecret("api_key", "admin key", live.key, Buffer.from(live.key.slice(3), "base64url"));
   addSecret("api_key", "operator key", operatorKey, Buffer.from(operatorKey.slice(3), "base64url"));
 

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { pino } from "pino";
 import { createApp } from "../../src/api/app.js";
 import type { Principal } from "../../src/domain/keys.js";
-import { RateLimiter } from "../../src/engine/rate-limit.js";
+import { RateLimiter } from "../../src/engine/access/index.js";
 import { listen } from "../../src/main.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -126,8 +126,8 @@ export async function createWorld(): Promise<World> {
   origin = `http://127.0.0.1:${server.port}`;
 
   const otherAdmin = await h.key("admin", { workspace: "other" });
-  const ownAdmin = (await h.engine.authenticate(h.adminKey))!;
-  const otherPrincipal = (await h.engine.authenticate(otherAdmin))!;
+  const ownAdmin = (await h.engine.keys.authenticate(h.adminKey))!;
+  const otherPrincipal = (await h.engine.keys.authenticate(otherAdmin))!;
   let serial = 0;
   const addAccount = async (principal: Principal, kind: "plain" | "challenge"): Promise<string> =>
     (await h.engine.createAccount(principal, { platform: "sandbox", username: `${kind === "challenge" ? CHALLENGE_PREFIX : "plain-"}${++serial}`, password: "pw" })).id;

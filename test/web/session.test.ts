@@ -46,8 +46,8 @@ describe("signing in", () => {
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get("set-cookie")).toBeNull();
     expect(wrong.text).toContain("That API key is not valid");
-    const issued = await h.engine.issueKey({ role: "operator" });
-    await h.engine.revokeKey(issued.id);
+    const issued = await h.engine.keys.issue({ role: "operator" });
+    await h.engine.keys.revoke(issued.id);
     expect((await web.signIn(issued.key)).status).toBe(401);
   });
 
@@ -89,10 +89,10 @@ describe("a session ends", () => {
   });
 
   it("when its key is revoked", async () => {
-    const issued = await h.engine.issueKey({ role: "operator" });
+    const issued = await h.engine.keys.issue({ role: "operator" });
     await web.signIn(issued.key);
     expect((await web.send("GET", "/app/actions")).status).toBe(200);
-    await h.engine.revokeKey(issued.id);
+    await h.engine.keys.revoke(issued.id);
     expect((await web.send("GET", "/app/actions")).status).toBe(303);
   });
 
@@ -124,10 +124,10 @@ describe("changes come only from the app's own forms", () => {
       await web.send("POST", "/app/credits/top-ups", { json: { credits: 5 } }),
     ];
     expect(refusals.map((response) => response.status)).toEqual([403, 403, 403, 403, 403, 403]);
-    expect(await h.engine.listAccounts((await h.engine.authenticate(h.adminKey))!)).toHaveLength(0);
+    expect(await h.engine.listAccounts((await h.engine.keys.authenticate(h.adminKey))!)).toHaveLength(0);
     const made = await web.send("POST", "/app/accounts", { form: { ...account, _csrf: await web.csrf() } });
     expect(made.status).toBe(303);
-    expect((await h.engine.listAccounts((await h.engine.authenticate(h.adminKey))!)).map((created) => created.username)).toEqual(["mallory-target"]);
+    expect((await h.engine.listAccounts((await h.engine.keys.authenticate(h.adminKey))!)).map((created) => created.username)).toEqual(["mallory-target"]);
   });
 });
 
@@ -144,7 +144,7 @@ describe("each role sees what it may do", () => {
   }
 
   it("read_only sees every page and no form that changes anything; operator runs; admin manages", async () => {
-    const admin = (await h.engine.authenticate(h.adminKey))!;
+    const admin = (await h.engine.keys.authenticate(h.adminKey))!;
     const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
     const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
     await h.engine.waitFor(action.id, 5);
@@ -198,11 +198,11 @@ describe("each role sees what it may do", () => {
     expect(attempts.map((response) => response.status)).toEqual([403, 403, 403]);
     expect(attempts[0]!.text).toContain("may not create, change or delete accounts");
     expect(await h.store.workspaces.listKeys()).toHaveLength(2);
-    expect(await h.engine.listAccounts((await h.engine.authenticate(h.adminKey))!)).toHaveLength(0);
+    expect(await h.engine.listAccounts((await h.engine.keys.authenticate(h.adminKey))!)).toHaveLength(0);
   });
 
   it("an admin key limited to some accounts does not manage keys (it could lift its own limit)", async () => {
-    const admin = (await h.engine.authenticate(h.adminKey))!;
+    const admin = (await h.engine.keys.authenticate(h.adminKey))!;
     const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
     const limited = new WebClient(h.app);
     await limited.signIn(await h.key("admin", { accountIds: [account.id] }));
@@ -222,7 +222,7 @@ describe("API keys page", () => {
     const listed = await web.send("GET", "/app/keys");
     expect(listed.text).not.toContain(key);
     expect(listed.text).toContain(`${key.slice(0, 10)}…`);
-    const id = (await h.engine.authenticate(key))!.keyId!;
+    const id = (await h.engine.keys.authenticate(key))!.keyId!;
     const revoked = await web.send("POST", `/app/keys/${id}/revoke`, { form: { _csrf: await web.csrf() } });
     expect(revoked.status).toBe(303);
     expect((await h.request("GET", "/v1/credits", { key })).status).toBe(401);
@@ -230,7 +230,7 @@ describe("API keys page", () => {
 
   it("another workspace's key is not found, and stays valid", async () => {
     const elsewhere = await h.key("admin", { workspace: "other" });
-    const id = (await h.engine.authenticate(elsewhere))!.keyId!;
+    const id = (await h.engine.keys.authenticate(elsewhere))!.keyId!;
     await web.signIn(h.adminKey);
     expect((await web.send("POST", `/app/keys/${id}/revoke`, { form: { _csrf: await web.csrf() } })).status).toBe(404);
     expect((await h.request("GET", "/v1/credits", { key: elsewhere })).status).toBe(200);
@@ -239,7 +239,7 @@ describe("API keys page", () => {
 
 describe("the run form", () => {
   it("is built from the action reference, and a refused param is named at its field with nothing created", async () => {
-    const admin = (await h.engine.authenticate(h.adminKey))!;
+    const admin = (await h.engine.keys.authenticate(h.adminKey))!;
     const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
     await web.signIn(h.adminKey);
     const form = await web.send("GET", `/app/actions/new?account_id=${account.id}&type=lookup_person`);
@@ -269,7 +269,7 @@ it("an unknown page inside the app is an HTML 404", async () => {
 
 it("a page follows the session's event stream from the event it was rendered after", async () => {
   await web.signIn(h.adminKey);
-  const admin = (await h.engine.authenticate(h.adminKey))!;
+  const admin = (await h.engine.keys.authenticate(h.adminKey))!;
   await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
   const list = await web.send("GET", "/app/accounts");
   const after = /data-watch="account.updated:\*" data-after="(evt_[^"]+)"/.exec(list.text)![1]!;
@@ -287,7 +287,7 @@ it("a page follows the session's event stream from the event it was rendered aft
 });
 
 it("a sign-in link made on an account's page is shown once, as a link to the live browser", async () => {
-  const admin = (await h.engine.authenticate(h.adminKey))!;
+  const admin = (await h.engine.keys.authenticate(h.adminKey))!;
   const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "owner" });
   await web.signIn(h.adminKey);
   const made = await web.send("POST", `/app/accounts/${account.id}/sign-in-links`, { form: { _csrf: await web.csrf() } });
@@ -323,7 +323,7 @@ it("webhooks and feedback pages: a private URL is refused, a public one shows it
   const listed = await web.send("GET", "/app/webhooks");
   expect(listed.text).toContain("http://93.184.216.34/hook");
   expect(listed.text).not.toContain(secret);
-  expect(await h.engine.webhooks.list((await h.engine.authenticate(h.adminKey))!)).toMatchObject([{ url: "http://93.184.216.34/hook", events: ["action.updated"] }]);
+  expect(await h.engine.webhooks.list((await h.engine.keys.authenticate(h.adminKey))!)).toMatchObject([{ url: "http://93.184.216.34/hook", events: ["action.updated"] }]);
 
   const sent = await web.send("POST", "/app/feedback", { form: { _csrf: await web.csrf(), message: "The feed is slow to load." } });
   expect(sent.status).toBe(303);

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { defaultAllowedHosts } from "../../src/api/origin.js";
 import { silentLogger } from "../../src/engine/logger.js";
-import { RateLimiter } from "../../src/engine/rate-limit.js";
+import { RateLimiter } from "../../src/engine/access/index.js";
 import { mountWebApp } from "../../src/web/index.js";
 import { createHarness, type Harness, type HarnessOptions } from "../helpers/harness.js";
 

@@ -271,7 +271,7 @@ describe("topping up credits from the Credits page with a browser wallet", () =>
   });
 
   it("an operator key sees no top-up form, and the top-up endpoint refuses it with 403", async () => {
-    const operator = await live.server.service.engine.issueKey({ role: "operator" });
+    const operator = await live.server.service.engine.keys.issue({ role: "operator" });
     const context = await browser.newContext(DESKTOP);
     const page = await signedInCreditsPage(context, operator.key);
     await expect.poll(() => page.locator("#balance").count()).toBe(1);

@@ -9,7 +9,7 @@ import { ACTION_ERRORS, AppError } from "../../domain/errors.js";
 import { isTerminal } from "../../domain/status.js";
 import { checkHostAndOrigin, type OriginPolicy } from "../../api/origin.js";
 import type { Engine } from "../../engine/engine.js";
-import { tooManyRequests, type RateLimiter } from "../../engine/rate-limit.js";
+import { tooManyRequests, type RateLimiter } from "../../engine/access/index.js";
 import { sha256 } from "../../store/crypto.js";
 import type { LiveTarget } from "../../engine/live-links.js";
 import type { Logger } from "../../engine/logger.js";

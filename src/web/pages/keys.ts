@@ -5,7 +5,7 @@ import { parse } from "../../api/request-parts.js";
 import { AppError } from "../../domain/errors.js";
 import { KEY_ROLES, type Principal } from "../../domain/keys.js";
 import type { Engine } from "../../engine/engine.js";
-import type { IssuedKey } from "../../engine/keys.js";
+import type { IssuedKey } from "../../engine/access/index.js";
 import { errorBox, readForm } from "../forms.js";
 import { csrfField, page, table, time, type Html, type Viewer } from "../layout.js";
 import type { WebEnv } from "../session.js";
@@ -27,7 +27,7 @@ export function keyRoutes(web: Hono<WebEnv>, engine: Engine): void {
     const form = await readForm(c);
     try {
       const input = parse(CreateKeyForm, { role: form.get("role"), account_ids: form.all("account_ids") }, "body");
-      const issued = await engine.createWorkspaceKey(principal, { role: input.role, accountIds: input.account_ids.length > 0 ? input.account_ids : undefined });
+      const issued = await engine.keys.createInWorkspace(principal, { role: input.role, accountIds: input.account_ids.length > 0 ? input.account_ids : undefined });
       return c.html(await keysPage(engine, c.get("viewer"), principal, principal.keyId, { issued }), 201);
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== "invalid_request") throw error;
@@ -37,7 +37,7 @@ export function keyRoutes(web: Hono<WebEnv>, engine: Engine): void {
 
   web.post("/keys/:id/revoke", async (c) => {
     await readForm(c);
-    await engine.revokeWorkspaceKey(c.get("session").principal, c.req.param("id"));
+    await engine.keys.revokeInWorkspace(c.get("session").principal, c.req.param("id"));
     return c.redirect("/app/keys?done=revoked", 303);
   });
 }
@@ -49,7 +49,7 @@ async function keysPage(
   ownKeyId: string | undefined,
   options: { issued?: IssuedKey; error?: string; notice?: string | undefined },
 ): Promise<Html> {
-  const keys = await engine.workspaceKeys(principal);
+  const keys = await engine.keys.ofWorkspace(principal);
   const accounts = await engine.listAccounts(principal);
   const names = new Map(accounts.map((account) => [account.id, `${account.username} on ${account.platform}`]));
   return page({

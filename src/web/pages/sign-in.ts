@@ -2,7 +2,7 @@ import type { Context, Hono } from "hono";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { html } from "hono/html";
 import { AppError } from "../../domain/errors.js";
-import { tooManyRequests } from "../../engine/rate-limit.js";
+import { tooManyRequests } from "../../engine/access/index.js";
 import { errorBox, readForm } from "../forms.js";
 import { page } from "../layout.js";
 import { clearSessionCookie, setSessionCookie, sessionToken, type WebEnv, type WebOptions } from "../session.js";
@@ -51,7 +51,7 @@ export function signInRoutes(web: Hono<WebEnv>, options: WebOptions): void {
   web.get("/sign-in", async (c) => {
     const token = sessionToken(c);
     const next = safeNext(c.req.query("next"));
-    if (token && await engine.webSession(token)) return c.redirect(next, 303);
+    if (token && await engine.webSessions.get(token)) return c.redirect(next, 303);
     const notice = c.req.query("ended") ? "Your session has ended: sign in again." : c.req.query("signed_out") ? "You are signed out." : undefined;
     return c.html(signInPage({ next, notice }));
   });
@@ -66,7 +66,7 @@ export function signInRoutes(web: Hono<WebEnv>, options: WebOptions): void {
     }
     const form = await readForm(c);
     const next = safeNext(form.get("next"));
-    const opened = await engine.openWebSession(form.get("key"));
+    const opened = await engine.webSessions.open(form.get("key"));
     if (!opened) return c.html(signInPage({ next, error: "That API key is not valid (or has been revoked)." }), 401);
     setSessionCookie(c, opened.token, secure());
     return c.redirect(next, 303);
@@ -76,9 +76,9 @@ export function signInRoutes(web: Hono<WebEnv>, options: WebOptions): void {
     const token = sessionToken(c);
     const form = await readForm(c);
     // Signing out is harmless, but only this app's own form may do it for you.
-    if (token && await engine.webSession(token)) {
-      if (!engine.csrfTokenMatches(token, form.get("_csrf"))) throw new AppError("forbidden", "This form has expired or did not come from this app: reload the page and try again.");
-      await engine.closeWebSession(token);
+    if (token && await engine.webSessions.get(token)) {
+      if (!engine.webSessions.csrfTokenMatches(token, form.get("_csrf"))) throw new AppError("forbidden", "This form has expired or did not come from this app: reload the page and try again.");
+      await engine.webSessions.close(token);
     }
     clearSessionCookie(c, secure());
     return c.redirect("/app/sign-in?signed_out=1", 303);

@@ -1,7 +1,7 @@
-import { AppError } from "../domain/errors.js";
-import type { Principal } from "../domain/keys.js";
-import type { Store } from "../store/index.js";
-import type { Clock } from "./clock.js";
+import { AppError } from "../../domain/errors.js";
+import type { Principal } from "../../domain/keys.js";
+import type { Store } from "../../store/index.js";
+import type { Clock } from "../clock.js";
 
 /** Buckets are swept for ones that have refilled (equal to absent) this often, in takes. */
 const SWEEP_EVERY = 1_000;

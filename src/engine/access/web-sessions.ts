@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { Principal } from "../domain/keys.js";
-import { randomToken } from "../store/crypto.js";
-import type { EngineCore } from "./core.js";
+import type { Principal } from "../../domain/keys.js";
+import { randomToken } from "../../store/crypto.js";
+import type { EngineCore } from "../core.js";
 import { authenticate } from "./keys.js";
 
 /** A session ends after this long unused… */
@@ -72,4 +72,23 @@ export function csrfTokenMatches(token: string, given: string): boolean {
 /** Derived from the session token (which never leaves the HttpOnly cookie), so nothing more is stored. */
 function csrfTokenOf(token: string): string {
   return createHash("sha256").update(`csrf\0${token}`).digest("base64url");
+}
+
+/** Web app sessions (DESIGN §12): an API key exchanged for a cookie's token. */
+export class WebSessions {
+  constructor(private readonly core: EngineCore) {}
+
+  /** Exchanges an API key for a web session token; undefined when the key is not valid. */
+  open(key: string): Promise<{ token: string; expiresAt: string } | undefined> {
+    return openWebSession(this.core, key);
+  }
+  get(token: string): Promise<WebSession | undefined> {
+    return webSession(this.core, token);
+  }
+  close(token: string): Promise<void> {
+    return closeWebSession(this.core, token);
+  }
+  csrfTokenMatches(sessionToken: string, given: string): boolean {
+    return csrfTokenMatches(sessionToken, given);
+  }
 }

@@ -1,4 +1,4 @@
-import type { Store } from "../store/index.js";
+import type { Store } from "../../store/index.js";
 
 /**
  * Values the service hands a client to give back later (an MCP `requestState`): sealed with the
@@ -15,5 +15,20 @@ export function openFromClient(store: Store, token: string, purpose: string): un
     return JSON.parse(store.sealer.open(Buffer.from(token, "base64url"), `client-token:${purpose}`));
   } catch {
     return undefined;
+  }
+}
+
+/** Values sealed for a client to hand back, on one store. */
+export class ClientTokens {
+  constructor(private readonly store: Store) {}
+
+  /** A value sealed for a client to hand back. */
+  seal(payload: unknown, purpose: string): string {
+    return sealForClient(this.store, payload, purpose);
+  }
+
+  /** What `seal` sealed for `purpose`, or undefined for a token that is not one. */
+  open(token: string, purpose: string): unknown {
+    return openFromClient(this.store, token, purpose);
   }
 }

@@ -1,7 +1,7 @@
-import { AppError } from "../domain/errors.js";
-import { ROLE_PERMISSIONS, type Permission, type Principal } from "../domain/keys.js";
-import type { Store } from "../store/index.js";
-import type { AccountRecord, ActionRecord } from "../store/records.js";
+import { AppError } from "../../domain/errors.js";
+import { ROLE_PERMISSIONS, type Permission, type Principal } from "../../domain/keys.js";
+import type { Store } from "../../store/index.js";
+import type { AccountRecord, ActionRecord } from "../../store/records.js";
 
 const PERMISSION_WORDS: Record<Permission, string> = {
   read: "read this workspace",
