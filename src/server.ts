@@ -81,7 +81,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
         drivers,
         baseUrls,
         logger: options.logger,
-        onSignedIn: (linkId, accountId, state) => engine.completeSignIn(linkId, accountId, state),
+        onSignedIn: (linkId, accountId, state) => engine.live.completeSignIn(linkId, accountId, state),
         holdAccount: (accountId) => engine.core.runner.holdAccount(accountId),
         releaseAccount: (accountId) => engine.core.runner.releaseAccount(accountId),
         ...options.live,

@@ -5,8 +5,7 @@ import type { KeyRole, Principal } from "../domain/keys.js";
 import type { KeyListing, Store } from "../store/index.js";
 import type { AccountRecord, ActionRecord, LedgerEntry } from "../store/records.js";
 import { isTerminal } from "../domain/status.js";
-import { ClientTokens, Keys, WebSessions, canSee, requirePermission, visibleAccount, visibleAction } from "./access/index.js";
-import * as accounts from "./accounts.js";
+import { ClientTokens, Keys, WebSessions, canSee, requirePermission, visibleAction } from "./access/index.js";
 import * as actions from "./actions.js";
 import { systemClock, type Clock } from "./clock.js";
 import { ChangesElsewhere } from "./changes-elsewhere.js";
@@ -14,7 +13,7 @@ import type { EngineCore } from "./core.js";
 import { paramsSchema, type ActionExecutor, type PlatformInfo } from "./executor.js";
 import { createActionOnce, purgeExpiredKeys, settleAbandoned } from "./idempotency.js";
 import { Lifecycle } from "./lifecycle.js";
-import { completeSignIn, createSignInLink, pageHolder, resolveLiveToken, type LiveTarget } from "./live-links.js";
+import { Accounts, LiveLinks } from "./accounts/index.js";
 import { silentLogger, type Logger } from "./logger.js";
 import type { PlatformReference, PublicAction } from "../domain/public.js";
 import type { Surface } from "./present/index.js";
@@ -75,6 +74,10 @@ export class Engine {
   /** Status changes other processes make, announced here as this process's own are. */
   readonly #elsewhere: ChangesElsewhere;
   readonly topUps: TopUps;
+  /** The platform accounts a workspace connects. */
+  readonly accounts: Accounts;
+  /** Live links: sign-in pages and challenge pages. */
+  readonly live: LiveLinks;
   /** API keys, and who a key is. */
   readonly keys: Keys;
   /** Web app sessions (DESIGN §12). */
@@ -121,6 +124,8 @@ export class Engine {
       logger,
       freeCredits: options.freeCredits ?? 100,
     };
+    this.accounts = new Accounts(this.core);
+    this.live = new LiveLinks(this.core);
     this.keys = new Keys(this.core);
     this.webSessions = new WebSessions(this.core);
     this.clientTokens = new ClientTokens(options.store);
@@ -200,29 +205,6 @@ export class Engine {
     return expired;
   }
 
-  // Accounts
-  createAccount(principal: Principal, input: accounts.CreateAccount): Promise<AccountRecord> {
-    return accounts.createAccount(this.core, principal, input);
-  }
-  updateAccount(principal: Principal, accountId: string, input: accounts.UpdateAccount): Promise<AccountRecord> {
-    return accounts.updateAccount(this.core, principal, accountId, input);
-  }
-  deleteAccount(principal: Principal, accountId: string): Promise<void> {
-    return accounts.deleteAccount(this.core, principal, accountId);
-  }
-  getAccount(principal: Principal, accountId: string): Promise<AccountRecord> {
-    requirePermission(principal, "read");
-    return visibleAccount(this.core.store, principal, accountId);
-  }
-  /** The account this key may see with that sign-in name on that platform (case-insensitive), if any. */
-  async findAccount(principal: Principal, platform: string, username: string): Promise<AccountRecord | undefined> {
-    return (await this.listAccounts(principal)).find((account) => account.platform === platform && account.username.toLowerCase() === username.trim().toLowerCase());
-  }
-  listAccounts(principal: Principal): Promise<AccountRecord[]> {
-    requirePermission(principal, "read");
-    return this.core.store.accounts.list(principal.workspaceId, principal.accountIds);
-  }
-
   // Actions
   createAction(principal: Principal, input: actions.CreateAction): Promise<ActionRecord> {
     return actions.createAction(this.core, principal, input);
@@ -278,26 +260,6 @@ export class Engine {
     respond: (action: ActionRecord) => Promise<ActionRecord> = async (action) => action,
   ): Promise<{ action: ActionRecord; replayed: boolean }> {
     return createActionOnce(this.core, principal, key, input, respond);
-  }
-
-  // Live browser
-  createSignInLink(principal: Principal, accountId: string): Promise<{ url: string; expires_at: string }> {
-    return createSignInLink(this.core, principal, accountId);
-  }
-  resolveLiveToken(token: string): Promise<LiveTarget | "expired" | undefined> {
-    return resolveLiveToken(this.core, token);
-  }
-  /** Where the coordinator holding a live link's page is reached, when it is another one (DESIGN §11). */
-  pageHolder(target: LiveTarget): Promise<string | undefined> {
-    return pageHolder(this.core, target);
-  }
-  completeSignIn(linkId: string, accountId: string, storageState: string): Promise<void> {
-    return completeSignIn(this.core, linkId, accountId, storageState);
-  }
-  /** Answers a challenge from its live page: the link itself is the capability. */
-  answerFromLivePage(target: Extract<LiveTarget, { kind: "challenge" }>, answer: string): Promise<ActionRecord> {
-    const principal: Principal = { workspaceId: target.action.workspace_id, keyId: undefined, role: "operator", accountIds: [target.action.account_id] };
-    return this.answer(principal, target.action.id, answer);
   }
 
   // Credits and platforms

@@ -78,7 +78,7 @@ describe("secrets", () => {
     expect(await h.store.accounts.getSecret(account!.id, "totp_secret")).toBe(TOTP);
     expect(await h.store.accounts.getSecret(account!.id, "session")).toContain("session-for-" + NEW_PASSWORD);
     // A sealed value copied to another row does not open there.
-    const other = await h.engine.createAccount((await h.engine.keys.authenticate(h.adminKey))!, { platform: "sandbox", username: "copy" });
+    const other = await h.engine.accounts.create((await h.engine.keys.authenticate(h.adminKey))!, { platform: "sandbox", username: "copy" });
     await rows(h.store, sql`UPDATE accounts SET password_sealed = (SELECT password_sealed FROM accounts WHERE id = ${account!.id}) WHERE id = ${other.id}`);
     await expect(h.store.accounts.getSecret(other.id, "password")).rejects.toThrow();
   });

@@ -28,7 +28,7 @@ async function twoProcesses(): Promise<{ here: Harness; there: Harness }> {
 
 async function runningPost(h: Harness): Promise<string> {
   const principal = (await h.engine.keys.authenticate(h.adminKey))!;
-  const account = await h.engine.createAccount(principal, { platform: "sandbox", username: `u${Date.now()}`, password: "pw" });
+  const account = await h.engine.accounts.create(principal, { platform: "sandbox", username: `u${Date.now()}`, password: "pw" });
   const action = await h.engine.createAction(principal, { account_id: account.id, type: "post", params: { text: "hi" } });
   for (let i = 0; i < 200 && (await h.engine.getAction(principal, action.id)).status === "queued"; i++) await new Promise((resolve) => setTimeout(resolve, 10));
   return action.id;

@@ -17,7 +17,7 @@ const statusesOf = async (actionId: string): Promise<string[]> =>
 it("each status change of an action is one event, written with the change, fanned out to each endpoint", async () => {
   const admin = (await h.engine.keys.authenticate(h.adminKey))!;
   await h.engine.webhooks.create(admin, { url: "http://127.0.0.1:9/hook" });
-  const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+  const account = await h.engine.accounts.create(admin, { platform: "sandbox", username: "alice", password: "pw" });
   const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
   await h.engine.waitFor(action.id, 5);
   expect(await statusesOf(action.id)).toEqual(["queued", "running", "succeeded"]);
@@ -29,7 +29,7 @@ it("each status change of an action is one event, written with the change, fanne
 it("a change that rolls back leaves no event and no delivery behind", async () => {
   const admin = (await h.engine.keys.authenticate(h.adminKey))!;
   await h.engine.webhooks.create(admin, { url: "http://127.0.0.1:9/hook" });
-  const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+  const account = await h.engine.accounts.create(admin, { platform: "sandbox", username: "alice", password: "pw" });
   const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
   await h.engine.waitFor(action.id, 5);
   const counts = async (): Promise<number[]> => [await countRows(h.store, "events"), await countRows(h.store, "webhook_deliveries")];

@@ -58,7 +58,7 @@ export async function call(client: Client, name: string, args: Record<string, un
 
 /** Adds an account straight through the engine (not under test here). */
 export async function addAccount(h: Harness, username = "carol"): Promise<string> {
-  return (await h.engine.createAccount((await h.engine.keys.authenticate(h.adminKey))!, { platform: "sandbox", username, password: "pw" })).id;
+  return (await h.engine.accounts.create((await h.engine.keys.authenticate(h.adminKey))!, { platform: "sandbox", username, password: "pw" })).id;
 }
 
 /** A connect that asks for an emailed code until it is given 123456 (each wrong one refused). */

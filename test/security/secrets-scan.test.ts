@@ -538,7 +538,7 @@ beforeAll(async () => {
     JSON.stringify(rec.serverRequests),
   ].join("\n");
   for (const token of new Set(tokensIn(everything))) {
-    const target = await live.server.service.engine.resolveLiveToken(token);
+    const target = await live.server.service.engine.live.resolve(token);
     owners.set(token, target && target !== "expired" ? (target.kind === "challenge" ? { kind: "challenge", actionId: target.action.id } : { kind: "sign_in", accountId: target.account.id }) : undefined);
     addSecret("link_token", `live link of ${JSON.stringify(owners.get(token))}`, token, Buffer.from(token, "base64url"));
   }

@@ -130,7 +130,7 @@ export async function createWorld(): Promise<World> {
   const otherPrincipal = (await h.engine.keys.authenticate(otherAdmin))!;
   let serial = 0;
   const addAccount = async (principal: Principal, kind: "plain" | "challenge"): Promise<string> =>
-    (await h.engine.createAccount(principal, { platform: "sandbox", username: `${kind === "challenge" ? CHALLENGE_PREFIX : "plain-"}${++serial}`, password: "pw" })).id;
+    (await h.engine.accounts.create(principal, { platform: "sandbox", username: `${kind === "challenge" ? CHALLENGE_PREFIX : "plain-"}${++serial}`, password: "pw" })).id;
   const allowedAccountId = await addAccount(ownAdmin, "plain");
 
   async function targetsIn(principal: Principal): Promise<TargetIds> {

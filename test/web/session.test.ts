@@ -124,10 +124,10 @@ describe("changes come only from the app's own forms", () => {
       await web.send("POST", "/app/credits/top-ups", { json: { credits: 5 } }),
     ];
     expect(refusals.map((response) => response.status)).toEqual([403, 403, 403, 403, 403, 403]);
-    expect(await h.engine.listAccounts((await h.engine.keys.authenticate(h.adminKey))!)).toHaveLength(0);
+    expect(await h.engine.accounts.list((await h.engine.keys.authenticate(h.adminKey))!)).toHaveLength(0);
     const made = await web.send("POST", "/app/accounts", { form: { ...account, _csrf: await web.csrf() } });
     expect(made.status).toBe(303);
-    expect((await h.engine.listAccounts((await h.engine.keys.authenticate(h.adminKey))!)).map((created) => created.username)).toEqual(["mallory-target"]);
+    expect((await h.engine.accounts.list((await h.engine.keys.authenticate(h.adminKey))!)).map((created) => created.username)).toEqual(["mallory-target"]);
   });
 });
 
@@ -145,7 +145,7 @@ describe("each role sees what it may do", () => {
 
   it("read_only sees every page and no form that changes anything; operator runs; admin manages", async () => {
     const admin = (await h.engine.keys.authenticate(h.adminKey))!;
-    const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+    const account = await h.engine.accounts.create(admin, { platform: "sandbox", username: "alice", password: "pw" });
     const action = await h.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "hi" } });
     await h.engine.waitFor(action.id, 5);
     const failed = (await h.engine.getAction(admin, action.id)).status;
@@ -198,12 +198,12 @@ describe("each role sees what it may do", () => {
     expect(attempts.map((response) => response.status)).toEqual([403, 403, 403]);
     expect(attempts[0]!.text).toContain("may not create, change or delete accounts");
     expect(await h.store.workspaces.listKeys()).toHaveLength(2);
-    expect(await h.engine.listAccounts((await h.engine.keys.authenticate(h.adminKey))!)).toHaveLength(0);
+    expect(await h.engine.accounts.list((await h.engine.keys.authenticate(h.adminKey))!)).toHaveLength(0);
   });
 
   it("an admin key limited to some accounts does not manage keys (it could lift its own limit)", async () => {
     const admin = (await h.engine.keys.authenticate(h.adminKey))!;
-    const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+    const account = await h.engine.accounts.create(admin, { platform: "sandbox", username: "alice", password: "pw" });
     const limited = new WebClient(h.app);
     await limited.signIn(await h.key("admin", { accountIds: [account.id] }));
     expect((await limited.send("GET", "/app/keys")).status).toBe(403);
@@ -240,7 +240,7 @@ describe("API keys page", () => {
 describe("the run form", () => {
   it("is built from the action reference, and a refused param is named at its field with nothing created", async () => {
     const admin = (await h.engine.keys.authenticate(h.adminKey))!;
-    const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+    const account = await h.engine.accounts.create(admin, { platform: "sandbox", username: "alice", password: "pw" });
     await web.signIn(h.adminKey);
     const form = await web.send("GET", `/app/actions/new?account_id=${account.id}&type=lookup_person`);
     expect(form.text).toContain('name="p.handle"');
@@ -270,13 +270,13 @@ it("an unknown page inside the app is an HTML 404", async () => {
 it("a page follows the session's event stream from the event it was rendered after", async () => {
   await web.signIn(h.adminKey);
   const admin = (await h.engine.keys.authenticate(h.adminKey))!;
-  await h.engine.createAccount(admin, { platform: "sandbox", username: "alice", password: "pw" });
+  await h.engine.accounts.create(admin, { platform: "sandbox", username: "alice", password: "pw" });
   const list = await web.send("GET", "/app/accounts");
   const after = /data-watch="account.updated:\*" data-after="(evt_[^"]+)"/.exec(list.text)![1]!;
   const controller = new AbortController();
   const response = await h.app.request(`http://127.0.0.1:8787/app/events?after=${after}`, { headers: { host: "127.0.0.1:8787", cookie: web.cookie! }, signal: controller.signal });
   expect(response.headers.get("content-type")).toContain("text/event-stream");
-  await h.engine.createAccount(admin, { platform: "sandbox", username: "bob", password: "pw" });
+  await h.engine.accounts.create(admin, { platform: "sandbox", username: "bob", password: "pw" });
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";
   while (!text.includes("bob")) text += (await reader.read()).value ?? "";
@@ -288,14 +288,14 @@ it("a page follows the session's event stream from the event it was rendered aft
 
 it("a sign-in link made on an account's page is shown once, as a link to the live browser", async () => {
   const admin = (await h.engine.keys.authenticate(h.adminKey))!;
-  const account = await h.engine.createAccount(admin, { platform: "sandbox", username: "owner" });
+  const account = await h.engine.accounts.create(admin, { platform: "sandbox", username: "owner" });
   await web.signIn(h.adminKey);
   const made = await web.send("POST", `/app/accounts/${account.id}/sign-in-links`, { form: { _csrf: await web.csrf() } });
   expect(made.status).toBe(200);
   const url = /id="link-url" readonly value="([^"]+)"/.exec(made.text)![1]!;
   expect(url).toMatch(/^http:\/\/127\.0\.0\.1:8787\/live\/[A-Za-z0-9_-]{43}$/);
   expect(made.text).toContain(`href="${url}" target="_blank"`);
-  expect(await h.engine.resolveLiveToken(url.split("/").pop()!)).toMatchObject({ kind: "sign_in" });
+  expect(await h.engine.live.resolve(url.split("/").pop()!)).toMatchObject({ kind: "sign_in" });
   expect((await web.send("GET", `/app/accounts/${account.id}`)).text).not.toContain(url);
 });
 

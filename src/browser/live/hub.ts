@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { Page } from "playwright";
-import type { LiveTarget } from "../../engine/live-links.js";
+import type { LiveTarget } from "../../engine/accounts/index.js";
 import type { Logger } from "../../engine/logger.js";
 import type { Driver } from "../../platforms/driver.js";
 import { blockHosts, type BrowserExecutor } from "../executor.js";

@@ -11,7 +11,7 @@ import { checkHostAndOrigin, type OriginPolicy } from "../../api/origin.js";
 import type { Engine } from "../../engine/engine.js";
 import { tooManyRequests, type RateLimiter } from "../../engine/access/index.js";
 import { sha256 } from "../../store/crypto.js";
-import type { LiveTarget } from "../../engine/live-links.js";
+import type { LiveTarget } from "../../engine/accounts/index.js";
 import type { Logger } from "../../engine/logger.js";
 import type { LiveHub } from "./hub.js";
 import { livePage, messagePage } from "./page.js";
@@ -93,7 +93,7 @@ export function mountLive(
   app.use("/live/*", bodyLimit({ maxSize: 16 * 1024, onError: () => { throw new AppError("malformed_request", "The request body is too large."); } }));
   const resolve = async (c: Context, nonce = randomBytes(16).toString("base64")): Promise<LiveTarget | Response> => {
     secure(c, nonce);
-    const target = await engine.resolveLiveToken(c.req.param("token") ?? "");
+    const target = await engine.live.resolve(c.req.param("token") ?? "");
     if (target === undefined) return c.html(messagePage(nonce, "Link not found", "This live-browser link does not exist. Ask for a new one."), 404);
     if (target === "expired") return c.html(messagePage(nonce, "Link expired", "This live-browser link has expired (links work for 30 minutes). Ask for a new one."), 410);
     return target;
@@ -116,13 +116,13 @@ export function mountLive(
     const body = (await c.req.json().catch(() => undefined)) as { answer?: unknown } | undefined;
     const answer = typeof body?.answer === "string" ? body.answer.trim() : "";
     if (!answer || answer.length > 500) throw new AppError("invalid_request", "Enter the code.");
-    await engine.answerFromLivePage(target, answer);
+    await engine.live.answer(target, answer);
     return c.json(await liveState(engine, target), 202);
   });
 
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
   const serveViewer = async (socket: WebSocket, token: string, width: number, height: number): Promise<void> => {
-    const target = await engine.resolveLiveToken(token);
+    const target = await engine.live.resolve(token);
     if (!target || target === "expired") return socket.close(target ? 4410 : 4404, target ? "expired" : "not found");
     const send = (message: unknown): void => {
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
@@ -170,7 +170,7 @@ export function mountLive(
     // The page closes when the action ends or the owner has signed in: say how it ended, then stop.
     page.once("close", () => {
       void (async () => {
-        const now = await engine.resolveLiveToken(token);
+        const now = await engine.live.resolve(token);
         if (now && now !== "expired") send(await liveState(engine, now));
       })()
         .catch(() => undefined)
@@ -197,8 +197,8 @@ export function mountLive(
         return;
       }
       // The page is held by another coordinator: the view goes there (never forwarded twice).
-      const target = forwarded ? undefined : await engine.resolveLiveToken(token);
-      const holder = target && target !== "expired" ? await engine.pageHolder(target) : undefined;
+      const target = forwarded ? undefined : await engine.live.resolve(token);
+      const holder = target && target !== "expired" ? await engine.live.pageHolder(target) : undefined;
       if (holder) {
         forwardUpgrade(request, socket, head, new URL(url.pathname + url.search, holder), engine.store.sealer.mac(FORWARDED_PURPOSE, token), logger);
         return;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../../domain/errors.js";
 import { AccountJson, ActionJson, listOf } from "../../domain/public.js";
-import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts.js";
+import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts/index.js";
 import { presentAccount } from "../../engine/present/index.js";
 import { describeAccount, describeAction } from "../describe.js";
 import { AccountOutput, SignInLinkOutput, accountId, waitSeconds } from "../schemas.js";
@@ -28,16 +28,16 @@ export const accountTools = [
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     async resume(action, { engine, principal }) {
-      const account = presentAccount(await engine.getAccount(principal, action.account_id));
+      const account = presentAccount(await engine.accounts.get(principal, action.account_id));
       return { structured: { account, action }, text: `${describeAccount(account)}\n${describeAction(action)}`, action };
     },
     async handle({ wait_seconds, ...input }, { engine, principal, waitFor, offerLink }) {
-      const existing = await engine.findAccount(principal, input.platform, input.username);
+      const existing = await engine.accounts.find(principal, input.platform, input.username);
       const changes = { ...(input.password !== undefined ? { password: input.password } : {}), ...(input.totp_secret !== undefined ? { totp_secret: input.totp_secret } : {}) };
-      const record = existing ? (Object.keys(changes).length > 0 ? await engine.updateAccount(principal, existing.id, changes) : existing) : await engine.createAccount(principal, input);
+      const record = existing ? (Object.keys(changes).length > 0 ? await engine.accounts.update(principal, existing.id, changes) : existing) : await engine.accounts.create(principal, input);
       const reused = existing ? `This workspace already had ${record.username} on ${record.platform}: reused account ${record.id}.\n` : "";
       if (!record.has_password && !record.has_session) {
-        const link = await engine.createSignInLink(principal, record.id);
+        const link = await engine.live.createSignInLink(principal, record.id);
         offerLink(link.url, `Sign in to ${record.username} on ${record.platform} by hand, so the account can be connected.`);
         const account = presentAccount(record);
         return { structured: { account, sign_in_link: link }, text: `${reused}${describeAccount(account)}\n${describeLink(link, "No password is stored, so nothing was run and nothing was charged.")}` };
@@ -45,10 +45,10 @@ export const accountTools = [
       const started = await engine.createAction(principal, { account_id: record.id, type: "connect", params: {} });
       const action = await engine.present(await waitFor(started.id, wait_seconds), "mcp");
       // Re-read: a finished connect marks the account connected and records its profile.
-      const account = presentAccount(await engine.getAccount(principal, record.id));
+      const account = presentAccount(await engine.accounts.get(principal, record.id));
       const text = `${reused}${describeAccount(account)}\n${describeAction(action)}`;
       if (action.status === "failed" && (action.error?.code === "account_blocked" || action.error?.code === "signed_out")) {
-        const link = await engine.createSignInLink(principal, record.id);
+        const link = await engine.live.createSignInLink(principal, record.id);
         offerLink(link.url, `The platform needs ${record.username} to sign in by hand (${action.error.code}).`);
         return { structured: { account, action, sign_in_link: link }, text: `${text}\n${describeLink(link, "The link costs nothing.")}`, action };
       }
@@ -67,7 +67,7 @@ export const accountTools = [
       // The REST body schema carries the "at least one field" rule; apply it to the same fields.
       const parsed = UpdateAccountInput.safeParse(changes);
       if (!parsed.success) throw new AppError("invalid_request", parsed.error.issues.map((issue) => issue.message).join("; "));
-      const account = presentAccount(await engine.updateAccount(principal, account_id, parsed.data));
+      const account = presentAccount(await engine.accounts.update(principal, account_id, parsed.data));
       return { structured: account, text: `Updated. ${describeAccount(account)}` };
     },
   }),
@@ -80,7 +80,7 @@ export const accountTools = [
     output: z.object({ removed: z.literal(true).describe("The account is gone."), account_id: z.string().describe("The removed account's id.") }),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     async handle({ account_id }, { engine, principal }) {
-      await engine.deleteAccount(principal, account_id);
+      await engine.accounts.delete(principal, account_id);
       return { structured: { removed: true as const, account_id }, text: `Removed account ${account_id}: its credentials and browser session are deleted.` };
     },
   }),
@@ -94,7 +94,7 @@ export const accountTools = [
     output: SignInLinkOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     async handle({ account_id }, { engine, principal, offerLink }) {
-      const link = await engine.createSignInLink(principal, account_id);
+      const link = await engine.live.createSignInLink(principal, account_id);
       offerLink(link.url, `Sign in to account ${account_id} by hand.`);
       return { structured: link, text: describeLink(link, `Sign-in link for account ${account_id}.`) };
     },
@@ -107,7 +107,7 @@ export const accountTools = [
     output: listOf(AccountJson),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async handle(_args, { engine, principal }) {
-      const data = (await engine.listAccounts(principal)).map(presentAccount);
+      const data = (await engine.accounts.list(principal)).map(presentAccount);
       return { structured: { data }, text: data.length === 0 ? "No accounts yet: add one with connect_account." : data.map(describeAccount).join("\n") };
     },
   }),

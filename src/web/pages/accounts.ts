@@ -3,7 +3,7 @@ import { html } from "hono/html";
 import { parse } from "../../api/request-parts.js";
 import { AppError } from "../../domain/errors.js";
 import type { Principal } from "../../domain/keys.js";
-import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts.js";
+import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts/index.js";
 import type { Engine } from "../../engine/engine.js";
 import type { AccountRecord } from "../../store/records.js";
 import { errorBox, field, fieldErrors, readForm } from "../forms.js";
@@ -23,7 +23,7 @@ type Refused = { message: string; errors: Record<string, string>; values: Record
 export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
   web.get("/accounts", async (c) => {
     const { principal } = c.get("session");
-    const accounts = await engine.listAccounts(principal);
+    const accounts = await engine.accounts.list(principal);
     return c.html(accountsPage(engine, c.get("viewer"), principal, accounts, { notice: NOTICES[c.req.query("done") ?? ""], live: await liveFor(c, engine, ["account.updated:*"]) }));
   });
 
@@ -37,24 +37,24 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
         { ...values, ...(form.get("password") ? { password: form.get("password") } : {}), ...(form.get("totp_secret").trim() ? { totp_secret: form.get("totp_secret") } : {}) },
         "body",
       );
-      const account = await engine.createAccount(principal, input);
+      const account = await engine.accounts.create(principal, input);
       return c.redirect(`/app/accounts/${account.id}?done=added`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || (error.code !== "invalid_request" && error.code !== "conflict")) throw error;
       // Secrets are never sent back, not even into the form they came from.
-      return c.html(accountsPage(engine, c.get("viewer"), principal, await engine.listAccounts(principal), { refused: { message: error.message, errors: fieldErrors(error), values } }), error.httpStatus as 422);
+      return c.html(accountsPage(engine, c.get("viewer"), principal, await engine.accounts.list(principal), { refused: { message: error.message, errors: fieldErrors(error), values } }), error.httpStatus as 422);
     }
   });
 
   web.get("/accounts/:id", async (c) => {
     const { principal } = c.get("session");
-    const account = await engine.getAccount(principal, c.req.param("id"));
+    const account = await engine.accounts.get(principal, c.req.param("id"));
     return c.html(await accountPage(engine, c.get("viewer"), principal, account, { notice: NOTICES[c.req.query("done") ?? ""], live: await liveFor(c, engine, [`account.updated:${account.id}`]) }));
   });
 
   web.post("/accounts/:id", async (c) => {
     const { principal } = c.get("session");
-    const account = await engine.getAccount(principal, c.req.param("id"));
+    const account = await engine.accounts.get(principal, c.req.param("id"));
     const form = await readForm(c);
     const username = form.get("username").trim();
     try {
@@ -67,7 +67,7 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
         },
         "body",
       );
-      await engine.updateAccount(principal, account.id, input);
+      await engine.accounts.update(principal, account.id, input);
       return c.redirect(`/app/accounts/${account.id}?done=updated`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || (error.code !== "invalid_request" && error.code !== "conflict")) throw error;
@@ -85,19 +85,19 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
   web.post("/accounts/:id/sign-in-links", async (c) => {
     const { principal } = c.get("session");
     await readForm(c);
-    const account = await engine.getAccount(principal, c.req.param("id"));
-    const link = await engine.createSignInLink(principal, account.id);
+    const account = await engine.accounts.get(principal, c.req.param("id"));
+    const link = await engine.live.createSignInLink(principal, account.id);
     return c.html(await accountPage(engine, c.get("viewer"), principal, account, { link }));
   });
 
   web.post("/accounts/:id/delete", async (c) => {
     const { principal } = c.get("session");
-    const account = await engine.getAccount(principal, c.req.param("id"));
+    const account = await engine.accounts.get(principal, c.req.param("id"));
     const form = await readForm(c);
     if (form.get("confirm") !== "yes") {
       return c.html(await accountPage(engine, c.get("viewer"), principal, account, { removeError: "Tick the box to confirm: removing cannot be undone." }), 422);
     }
-    await engine.deleteAccount(principal, account.id);
+    await engine.accounts.delete(principal, account.id);
     return c.redirect("/app/accounts?done=removed", 303);
   });
 }

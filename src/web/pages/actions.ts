@@ -35,7 +35,7 @@ export function actionRoutes(web: Hono<WebEnv>, engine: Engine): void {
     const { principal } = c.get("session");
     const query = parse(ListActionsQuery, pick(c, ["account_id", "status", "cursor"]), "query");
     const page_ = await engine.listActions(principal, query);
-    const accounts = new Map((await engine.listAccounts(principal)).map((account) => [account.id, account]));
+    const accounts = new Map((await engine.accounts.list(principal)).map((account) => [account.id, account]));
     const next = page_.next_cursor ? `/app/actions?${new URLSearchParams({ ...pick(c, ["account_id", "status"]), cursor: page_.next_cursor })}` : undefined;
     return c.html(
       page({
@@ -98,7 +98,7 @@ ${next ? html`<p class="pager"><a href="${next}">Older actions</a></p>` : ""}`,
     const { principal } = c.get("session");
     const record = await engine.getAction(principal, c.req.param("id"));
     const action = await engine.present(record, "web");
-    const account = (await engine.listAccounts(principal)).find((candidate) => candidate.id === record.account_id);
+    const account = (await engine.accounts.list(principal)).find((candidate) => candidate.id === record.account_id);
     const done = c.req.query("done");
     return c.html(
       page({
@@ -123,7 +123,7 @@ ${next ? html`<p class="pager"><a href="${next}">Older actions</a></p>` : ""}`,
     } catch (error) {
       if (!(error instanceof AppError) || (error.code !== "invalid_request" && error.code !== "conflict")) throw error;
       const record = await engine.getAction(principal, id);
-      const account = (await engine.listAccounts(principal)).find((candidate) => candidate.id === record.account_id);
+      const account = (await engine.accounts.list(principal)).find((candidate) => candidate.id === record.account_id);
       const action = await engine.present(record, "web");
       return c.html(page({ title: "Answer refused", viewer: c.get("viewer"), section: "actions", body: html`${errorBox(error.message)}${actionDetail(action, account, principal, c.get("viewer"))}` }), error.httpStatus as 422);
     }
@@ -151,7 +151,7 @@ function parseJson(text: string): unknown {
 
 /** The params schema of a type on the account's platform, when both are known. */
 async function paramsSchema(engine: Engine, principal: Principal, accountId: string, type: string): Promise<Record<string, unknown> | undefined> {
-  const account = (await engine.listAccounts(principal)).find((candidate) => candidate.id === accountId);
+  const account = (await engine.accounts.list(principal)).find((candidate) => candidate.id === accountId);
   const platform = account && engine.platforms().find((candidate) => candidate.name === account.platform);
   return platform?.actions.find((candidate) => candidate.type === type)?.params;
 }
@@ -167,7 +167,7 @@ async function runForm(
   chosen: { account_id: string; type: string },
   refused?: { message: string; errors: Record<string, string>; values: Record<string, string> },
 ): Promise<Html> {
-  const accounts = await engine.listAccounts(principal);
+  const accounts = await engine.accounts.list(principal);
   const account = accounts.find((candidate) => candidate.id === chosen.account_id) ?? accounts[0];
   const platform: PlatformReference | undefined = account && engine.platforms().find((candidate) => candidate.name === account.platform);
   const type = platform?.actions.find((candidate) => candidate.type === chosen.type) ?? platform?.actions.find((candidate) => candidate.type !== "connect") ?? platform?.actions[0];

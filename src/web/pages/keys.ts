@@ -50,7 +50,7 @@ async function keysPage(
   options: { issued?: IssuedKey; error?: string; notice?: string | undefined },
 ): Promise<Html> {
   const keys = await engine.keys.ofWorkspace(principal);
-  const accounts = await engine.listAccounts(principal);
+  const accounts = await engine.accounts.list(principal);
   const names = new Map(accounts.map((account) => [account.id, `${account.username} on ${account.platform}`]));
   return page({
     title: "API keys",

@@ -1,12 +1,12 @@
 import { Secret } from "otpauth";
 import { z } from "zod";
-import { AppError } from "../domain/errors.js";
-import type { Principal } from "../domain/keys.js";
-import type { AccountRecord } from "../store/records.js";
-import { requirePermission, visibleAccount } from "./access/index.js";
-import type { EngineCore } from "./core.js";
-import { newId } from "./ids.js";
-import { recordAccountEvent } from "../events/outbox/index.js";
+import { AppError } from "../../domain/errors.js";
+import type { Principal } from "../../domain/keys.js";
+import type { AccountRecord } from "../../store/records.js";
+import { requirePermission, visibleAccount } from "../access/index.js";
+import type { EngineCore } from "../core.js";
+import { newId } from "../ids.js";
+import { recordAccountEvent } from "../../events/outbox/index.js";
 
 const secretText = z.string().min(1).max(1_000);
 const totpSecret = z
@@ -93,4 +93,31 @@ export async function deleteAccount(core: EngineCore, principal: Principal, acco
 
 function normalizeSecret(secret: string): string {
   return secret.replace(/\s+/g, "").toUpperCase();
+}
+
+/** The platform accounts a workspace connects (DESIGN §16), as a key may see them. */
+export class Accounts {
+  constructor(private readonly core: EngineCore) {}
+
+  create(principal: Principal, input: CreateAccount): Promise<AccountRecord> {
+    return createAccount(this.core, principal, input);
+  }
+  update(principal: Principal, accountId: string, input: UpdateAccount): Promise<AccountRecord> {
+    return updateAccount(this.core, principal, accountId, input);
+  }
+  delete(principal: Principal, accountId: string): Promise<void> {
+    return deleteAccount(this.core, principal, accountId);
+  }
+  get(principal: Principal, accountId: string): Promise<AccountRecord> {
+    requirePermission(principal, "read");
+    return visibleAccount(this.core.store, principal, accountId);
+  }
+  /** The account this key may see with that sign-in name on that platform (case-insensitive), if any. */
+  async find(principal: Principal, platform: string, username: string): Promise<AccountRecord | undefined> {
+    return (await this.list(principal)).find((account) => account.platform === platform && account.username.toLowerCase() === username.trim().toLowerCase());
+  }
+  list(principal: Principal): Promise<AccountRecord[]> {
+    requirePermission(principal, "read");
+    return this.core.store.accounts.list(principal.workspaceId, principal.accountIds);
+  }
 }

@@ -1,13 +1,14 @@
-import { LIVE_LINK_TTL_MS } from "../domain/challenges.js";
-import type { Principal } from "../domain/keys.js";
-import { retryWhileBusy, type SignInLinkRecord } from "../store/index.js";
-import { randomToken } from "../store/crypto.js";
-import type { AccountRecord, ActionRecord, ChallengeRecord } from "../store/records.js";
-import { requirePermission, visibleAccount } from "./access/index.js";
-import type { EngineCore } from "./core.js";
-import { newId } from "./ids.js";
-import { liveUrl } from "./present/index.js";
-import { updateAccountStatus } from "../events/outbox/index.js";
+import { LIVE_LINK_TTL_MS } from "../../domain/challenges.js";
+import type { Principal } from "../../domain/keys.js";
+import { retryWhileBusy, type SignInLinkRecord } from "../../store/index.js";
+import { randomToken } from "../../store/crypto.js";
+import type { AccountRecord, ActionRecord, ChallengeRecord } from "../../store/records.js";
+import { requirePermission, visibleAccount } from "../access/index.js";
+import type { EngineCore } from "../core.js";
+import { answerAction } from "../actions.js";
+import { newId } from "../ids.js";
+import { liveUrl } from "../present/index.js";
+import { updateAccountStatus } from "../../events/outbox/index.js";
 
 /** What a live-browser token opens. */
 export type LiveTarget =
@@ -70,4 +71,28 @@ export async function completeSignIn(core: EngineCore, linkId: string, accountId
       await store.signInLinks.complete(linkId, now);
     }),
   );
+}
+
+/** Live links: an account's sign-in page and a paused action's challenge page, wherever they are held. */
+export class LiveLinks {
+  constructor(private readonly core: EngineCore) {}
+
+  createSignInLink(principal: Principal, accountId: string): Promise<{ url: string; expires_at: string }> {
+    return createSignInLink(this.core, principal, accountId);
+  }
+  resolve(token: string): Promise<LiveTarget | "expired" | undefined> {
+    return resolveLiveToken(this.core, token);
+  }
+  /** Where the coordinator holding a live link's page is reached, when it is another one (DESIGN §11). */
+  pageHolder(target: LiveTarget): Promise<string | undefined> {
+    return pageHolder(this.core, target);
+  }
+  completeSignIn(linkId: string, accountId: string, storageState: string): Promise<void> {
+    return completeSignIn(this.core, linkId, accountId, storageState);
+  }
+  /** Answers a challenge from its live page: the link itself is the capability. */
+  answer(target: Extract<LiveTarget, { kind: "challenge" }>, answer: string): Promise<ActionRecord> {
+    const principal: Principal = { workspaceId: target.action.workspace_id, keyId: undefined, role: "operator", accountIds: [target.action.account_id] };
+    return answerAction(this.core, principal, target.action.id, answer);
+  }
 }
