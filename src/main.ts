@@ -7,7 +7,7 @@ import { createApp } from "./api/app.js";
 import { ConfigError, type Config } from "./config.js";
 import { systemClock, type Clock } from "./engine/clock.js";
 import { Engine, type EngineOptions } from "./engine/engine.js";
-import type { ActionExecutor, PlatformInfo } from "./engine/executor.js";
+import type { ActionExecutor, PlatformInfo } from "./engine/execution/index.js";
 import { type IssuedKey, RateLimiter } from "./engine/access/index.js";
 import type { Logger } from "./engine/logger.js";
 import { outlastClientKeepAlive } from "./http-keep-alive.js";

@@ -1,7 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { BrowserContext, Page } from "playwright";
 import { ActionFailure, type ActionErrorCode } from "../domain/errors.js";
-import type { ActionExecutor, ExecutionContext } from "../engine/executor.js";
+import type { ActionExecutor, ExecutionContext } from "../engine/execution/index.js";
 import type { Driver, DriverContext } from "../platforms/driver.js";
 import { isSameUser, WrongUserFailure } from "./identity.js";
 import type { BrowserPool } from "./pool.js";

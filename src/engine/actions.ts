@@ -9,7 +9,7 @@ import { ACTION_STATUSES, isTerminal } from "../domain/status.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
 import { requirePermission, visibleAccount, visibleAction } from "./access/index.js";
 import type { EngineCore } from "./core.js";
-import { paramsSchema, type PlatformInfo } from "./executor.js";
+import { paramsSchema, type PlatformInfo } from "./execution/index.js";
 import { newId } from "./ids.js";
 import { nextStep, presentAction, signInUrl, type PublicAction, type Surface } from "./present/index.js";
 import { recordActionEvent } from "../events/outbox/index.js";

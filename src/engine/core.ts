@@ -1,8 +1,6 @@
 import type { Store } from "../store/index.js";
-import type { ActionExecutor, PlatformInfo } from "./executor.js";
-import type { Lifecycle } from "./lifecycle.js";
+import type { ActionExecutor, PlatformInfo, Lifecycle, Runner } from "./execution/index.js";
 import type { Logger } from "./logger.js";
-import type { Runner } from "./runner.js";
 
 /** What the engine's parts share. */
 export interface EngineCore {

@@ -1,5 +1,5 @@
 import type { ActionType } from "../domain/actions.js";
-import type { PlatformInfo } from "../engine/executor.js";
+import type { PlatformInfo } from "../engine/execution/index.js";
 import type { Driver } from "./driver.js";
 import { ensureSignedIn, type SignInSpec } from "./sign-in.js";
 

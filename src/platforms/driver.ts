@@ -1,7 +1,7 @@
 import type { Locator, Page } from "playwright";
 import type { ActionType } from "../domain/actions.js";
 import type { ActionErrorCode, ActionFailure } from "../domain/errors.js";
-import type { ExecutionContext, PlatformInfo } from "../engine/executor.js";
+import type { ExecutionContext, PlatformInfo } from "../engine/execution/index.js";
 
 /** What a driver sees of one run: the page, the params and the engine's hooks. */
 export interface DriverContext extends Pick<

@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { isCharged } from "../../src/domain/credits.js";
 import type { ActionErrorCode } from "../../src/domain/errors.js";
 import type { ActionStatus } from "../../src/domain/status.js";
-import { INTERRUPTED_AFTER_COMMIT } from "../../src/engine/recovery.js";
+import { INTERRUPTED_AFTER_COMMIT } from "../../src/engine/execution/index.js";
 import { CLI, freePort } from "../helpers/processes.js";
 
 // ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import { createApp, type AppOptions } from "../../src/api/app.js";
 import type { X402Config } from "../../src/config.js";
 import type { KeyRole } from "../../src/domain/keys.js";
 import { Engine, type EngineOptions } from "../../src/engine/engine.js";
-import type { ActionExecutor } from "../../src/engine/executor.js";
+import type { ActionExecutor } from "../../src/engine/execution/index.js";
 import { Sealer, Store, openStore, type StoreLocation } from "../../src/store/index.js";
 import { testStoreLocation } from "./database.js";
 import { FakeClock } from "./clock.js";

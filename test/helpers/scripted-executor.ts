@@ -1,5 +1,5 @@
 import type { ActionType } from "../../src/domain/actions.js";
-import type { ActionExecutor, ExecutionContext, PlatformInfo } from "../../src/engine/executor.js";
+import type { ActionExecutor, ExecutionContext, PlatformInfo } from "../../src/engine/execution/index.js";
 
 /** A platform step scripted by the test: it gets the real ExecutionContext the engine hands a driver. */
 export type Script = (context: ExecutionContext) => Promise<Record<string, unknown>>;

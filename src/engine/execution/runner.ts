@@ -1,16 +1,13 @@
-import { LIVE_LINK_TTL_MS, MAX_REFUSED_ANSWERS } from "../domain/challenges.js";
-import { ActionFailure, PlatformTimeout } from "../domain/errors.js";
-import { isTerminal } from "../domain/status.js";
-import { isBusy, retryWhileBusy, randomToken } from "../store/index.js";
-import type { ActionRecord } from "../store/records.js";
-import { systemClock, type Clock } from "./clock.js";
-import type { ActionExecutor, ChallengeRequest } from "./executor.js";
-import { newId } from "./ids.js";
+import { isTerminal } from "../../domain/status.js";
+import { isBusy, retryWhileBusy } from "../../store/index.js";
+import type { ActionRecord } from "../../store/records.js";
+import { systemClock, type Clock } from "../clock.js";
+import type { ActionExecutor } from "./executor.js";
 import { Lease } from "./lease.js";
-import type { Guard, Lifecycle, Outcome } from "./lifecycle.js";
-import type { Logger } from "./logger.js";
+import type { Lifecycle } from "./lifecycle.js";
+import type { Logger } from "../logger.js";
 import { expireDeadLocalRunners, recoverOrphans } from "./recovery.js";
-import { runContext } from "./run-context.js";
+import { Run, commitNote } from "./run.js";
 
 export interface RunnerOptions {
   lifecycle: Lifecycle;
@@ -36,21 +33,6 @@ export interface RunnerOptions {
   onHeartbeat?: () => void;
 }
 
-interface ActiveRun {
-  action: ActionRecord;
-  /** The fencing token of this run: the runner that claimed it, and the action's lease number then. */
-  fence: Guard;
-  controller: AbortController;
-  challengeId: string | undefined;
-  /** Set when the platform refused the last answer: the next challenge reopens the same one. */
-  refusal: string | undefined;
-  /** Set while paused at needs_input: the run holds its page but no run slot. */
-  waiting: { resolve(answer: string | undefined): void; reject(reason: unknown): void } | undefined;
-  /** The lease was lost: someone else recovers the action, this run writes nothing more. */
-  forsaken: boolean;
-  done: Promise<void>;
-}
-
 /** When the queue could not be read or claimed (a locked database), it is tried again this soon. */
 const PUMP_RETRY_MS = 250;
 
@@ -66,7 +48,7 @@ const PUMP_RETRY_MS = 250;
  */
 export class Runner {
   readonly #lease: Lease;
-  readonly #runs = new Map<string, ActiveRun>();
+  readonly #runs = new Map<string, Run>();
   /** Accounts whose browser context a sign-in page holds: no action starts on them. */
   readonly #heldAccounts = new Set<string>();
   #stopped = false;
@@ -236,21 +218,12 @@ export class Runner {
     return false;
   }
 
-  /**
-   * The fence of a run claimed as `claimed` (DESIGN §11): a write for the action is made only while
-   * it is still this claim's (same runner, same lease number) and that runner's lease still holds.
-   */
-  #fence(claimed: ActionRecord): Guard {
-    const runnerId = claimed.runner_id;
-    const lease = claimed.lease;
-    return async (action) => action.runner_id === runnerId && action.lease === lease && runnerId !== undefined && (await this.#lease.holds(runnerId));
-  }
-
   #start(action: ActionRecord): void {
-    const { logger } = this.options;
-    const run: ActiveRun = { action, fence: this.#fence(action), controller: new AbortController(), challengeId: undefined, refusal: undefined, waiting: undefined, forsaken: false, done: Promise.resolve() };
+    const { lifecycle, executor, logger, challengeTtlMs } = this.options;
+    const run = new Run(action, { lifecycle, executor, logger, challengeTtlMs, leaseHolds: (runnerId) => this.#lease.holds(runnerId), paused: () => this.pump() });
     this.#runs.set(action.id, run);
-    run.done = this.#execute(run)
+    run.done = run
+      .execute()
       .catch((error: unknown) => logger.error({ err: error, action_id: action.id }, "action run ended abnormally"))
       .finally(() => {
         this.#runs.delete(action.id);
@@ -258,178 +231,12 @@ export class Runner {
       });
   }
 
-  async #execute(run: ActiveRun): Promise<void> {
-    const { lifecycle, logger, executor } = this.options;
-    const id = run.action.id;
-    let outcome: Outcome;
-    try {
-      const hooks = {
-        signal: run.controller.signal,
-        holds: () => this.#holds(run),
-        challenge: (request: ChallengeRequest) => this.#challenge(run, request),
-        refuseAnswer: (message: string) => this.#refuse(run, message),
-      };
-      const result = await executor.execute(await runContext(lifecycle, logger, run.action, hooks));
-      run.controller.signal.throwIfAborted();
-      outcome = { status: "succeeded", result };
-    } catch (error) {
-      outcome = await this.#failure(run, error);
-    }
-    if (run.forsaken) return;
-    // Canceled and expired actions have already ended, recovered ones are someone else's: finish is then a no-op.
-    await retryWhileBusy(() => lifecycle.finish(id, outcome, run.fence), {
-      onBusy: (attempt) => attempt === 1 && logger.warn({ action_id: id }, "database busy; the action ends once it is free"),
-    });
-  }
-
-  /** Whether the run still holds its action, read inside the caller's transaction. */
-  async #holds(run: ActiveRun): Promise<boolean> {
-    if (run.forsaken) return false;
-    const action = await this.options.lifecycle.store.actions.get(run.action.id);
-    return action !== undefined && !isTerminal(action.status) && (await run.fence(action));
-  }
-
-  /** How a run that threw ends; a browser failure says whether the platform may already have done it. */
-  async #failure(run: ActiveRun, error: unknown): Promise<Outcome> {
-    if (error instanceof ActionFailure && error.code !== "browser_error") return { status: "failed", code: error.code, message: error.message };
-    if (!(error instanceof ActionFailure) && !run.controller.signal.aborted) {
-      this.options.logger.error({ err: error, action_id: run.action.id }, "action failed in the browser");
-    }
-    const first = error instanceof ActionFailure ? error.message : "The browser failed while running the action.";
-    const message = `${first} ${await this.#commitNote(run.action.id)}`;
-    return { status: "failed", code: "browser_error", message, ...(error instanceof PlatformTimeout ? { freeBeforeCommit: true } : {}) };
-  }
-
-  async #commitNote(actionId: string): Promise<string> {
-    let committed: string | undefined;
-    try {
-      committed = (await this.options.lifecycle.store.actions.get(actionId))?.committed_at;
-    } catch {
-      return "It may have stopped after the platform had done it: check the platform before retrying.";
-    }
-    return committed ? MAY_HAVE_BEEN_DONE : NOTHING_DONE;
-  }
-
-  /** Pauses at needs_input (a new challenge, or the same one again after a refused answer); the run slot is free meanwhile. */
-  async #challenge(run: ActiveRun, request: ChallengeRequest): Promise<string | undefined> {
-    const { lifecycle, challengeTtlMs } = this.options;
-    const { store } = lifecycle;
-    const signal = run.controller.signal;
-    signal.throwIfAborted();
-    await retryWhileBusy(() =>
-      store.transaction(async () => {
-        const now = lifecycle.clock.now();
-        if (!(await this.#holds(run))) throw new ActionFailure("browser_error", "The action ended while pausing.");
-        if (run.challengeId && run.refusal !== undefined) {
-          await store.challenges.update(run.challengeId, { state: "open", message: run.refusal }, now.toISOString());
-        } else {
-          if (run.challengeId) await store.challenges.update(run.challengeId, { state: "resolved" }, now.toISOString());
-          const challengeId = newId("chl");
-          await store.challenges.insert(
-            {
-              id: challengeId,
-              action_id: run.action.id,
-              kind: request.kind,
-              message: request.message,
-              expires_at: new Date(now.getTime() + challengeTtlMs).toISOString(),
-              link_expires_at: new Date(now.getTime() + LIVE_LINK_TTL_MS).toISOString(),
-              refusals: 0,
-              state: "open",
-              created_at: now.toISOString(),
-            },
-            randomToken(32),
-          );
-          run.challengeId = challengeId;
-        }
-        if (!(await lifecycle.move(run.action.id, ["running"], "needs_input", {}, run.fence))) throw new ActionFailure("browser_error", "The action ended while pausing.");
-      }),
-    );
-    run.refusal = undefined;
-    signal.throwIfAborted();
-    const answer = new Promise<string | undefined>((resolve, reject) => {
-      const onAbort = (): void => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      run.waiting = {
-        resolve: (value) => {
-          signal.removeEventListener("abort", onAbort);
-          resolve(value);
-        },
-        reject,
-      };
-      request.resolvedOnPage?.(signal).then(
-        () => this.#resumeFromPage(run),
-        (error: unknown) => {
-          if (run.waiting && !signal.aborted) {
-            run.waiting = undefined;
-            reject(error);
-          }
-        },
-      );
-    });
-    // Paused: the slot is free for another account's action.
-    this.pump();
-    return answer;
-  }
-
-  /** The page moved on by itself (device approved, captcha solved in the live browser). */
-  #resumeFromPage(run: ActiveRun): void {
-    const waiting = run.waiting;
-    const challengeId = run.challengeId;
-    if (!waiting || !challengeId) return;
-    run.waiting = undefined;
-    const { lifecycle } = this.options;
-    retryWhileBusy(() =>
-      lifecycle.store.transaction(async () => {
-        if (!(await lifecycle.move(run.action.id, ["needs_input"], "running", {}, run.fence))) throw new ActionFailure("browser_error", "The action ended while paused.");
-        await lifecycle.store.challenges.update(challengeId, { state: "resolved" }, lifecycle.now());
-      }),
-    ).then(
-      () => waiting.resolve(undefined),
-      (error: unknown) => waiting.reject(error),
-    );
-  }
-
   /**
    * An answer was recorded in the store (by any process): if this runner holds the page
    * waiting for it, hand it over now. True when it was delivered here.
    */
   async deliver(actionId: string): Promise<boolean> {
-    const run = this.#runs.get(actionId);
-    const waiting = run?.waiting;
-    if (!run || !waiting || !run.challengeId) return false;
-    const { store } = this.options.lifecycle;
-    const challengeId = run.challengeId;
-    let answer: string | undefined;
-    try {
-      answer = await store.transaction(async () => ((await this.#holds(run)) ? store.challenges.takeAnswer(challengeId) : undefined));
-    } catch (error) {
-      // Busy: the next wake-up tries again.
-      if (!isBusy(error)) this.options.logger.error({ err: error, action_id: actionId }, "could not take the answer");
-      return false;
-    }
-    if (answer === undefined || run.waiting !== waiting) return false;
-    run.waiting = undefined;
-    waiting.resolve(answer);
-    return true;
-  }
-
-  async #refuse(run: ActiveRun, message: string): Promise<void> {
-    const { store } = this.options.lifecycle;
-    const challengeId = run.challengeId;
-    if (!challengeId) throw new Error("refuseAnswer called without a challenge");
-    const refusals = await retryWhileBusy(() =>
-      store.transaction(async () => {
-        if (!(await this.#holds(run))) throw new ActionFailure("browser_error", "The action moved on while the answer was checked.");
-        const count = (await store.challenges.get(challengeId))!.refusals + 1;
-        await store.challenges.update(challengeId, { refusals: count }, this.options.lifecycle.now());
-        return count;
-      }),
-    );
-    if (refusals >= MAX_REFUSED_ANSWERS) {
-      throw new ActionFailure("login_failed", `The platform refused ${MAX_REFUSED_ANSWERS} answers in a row: ${message}`);
-    }
-    const left = MAX_REFUSED_ANSWERS - refusals;
-    run.refusal = `Your answer was refused: ${message} ${left} ${left === 1 ? "attempt" : "attempts"} left.`;
+    return (await this.#runs.get(actionId)?.deliver()) ?? false;
   }
 
   /** Stops the run of an action that has ended (canceled, expired); its executor sees the abort. */
@@ -481,7 +288,7 @@ export class Runner {
         if (!requeued) {
           const finished = await Promise.race([run.done.then(() => true), sleep(this.options.stopGraceMs ?? 10_000).then(() => false)]);
           if (!finished) {
-            const message = `Interrupted: the service stopped while the action was running. ${await this.#commitNote(id)}`;
+            const message = `Interrupted: the service stopped while the action was running. ${await commitNote(lifecycle.store, id)}`;
             await retryWhileBusy(() => lifecycle.finish(id, { status: "failed", code: "browser_error", message }, run.fence), { giveUpAfterMs: 5_000 }).catch((error: unknown) =>
               logger.error({ err: error, action_id: id }, "could not record the interrupted action"),
             );
@@ -498,7 +305,3 @@ export class Runner {
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
-
-const MAY_HAVE_BEEN_DONE =
-  "It stopped after the driver had begun the step that cannot be undone (e.g. clicking Post or Send): the platform may already have done it. Check the platform before you retry.";
-const NOTHING_DONE = "It stopped before anything was submitted to the platform: nothing was done there, so a retry is safe.";

@@ -1,9 +1,9 @@
 import type { z } from "zod";
-import { ACTION_PARAMS, type ActionType } from "../domain/actions.js";
-import type { ChallengeKind } from "../domain/challenges.js";
-import type { AccountRecord, ActionRecord } from "../store/records.js";
-import type { Clock } from "./clock.js";
-import type { Logger } from "./logger.js";
+import { ACTION_PARAMS, type ActionType } from "../../domain/actions.js";
+import type { ChallengeKind } from "../../domain/challenges.js";
+import type { AccountRecord, ActionRecord } from "../../store/records.js";
+import type { Clock } from "../clock.js";
+import type { Logger } from "../logger.js";
 
 /** A platform as the engine knows it: the action types it supports. */
 export interface PlatformInfo {

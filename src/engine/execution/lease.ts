@@ -1,8 +1,8 @@
 import { hostname } from "node:os";
-import type { Store } from "../store/index.js";
-import type { Clock } from "./clock.js";
-import { newId } from "./ids.js";
-import type { Logger } from "./logger.js";
+import type { Store } from "../../store/index.js";
+import type { Clock } from "../clock.js";
+import { newId } from "../ids.js";
+import type { Logger } from "../logger.js";
 
 export interface LeaseOptions {
   store: Store;

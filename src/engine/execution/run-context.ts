@@ -1,11 +1,11 @@
-import { ActionFailure } from "../domain/errors.js";
-import type { Store } from "../store/index.js";
-import { retryWhileBusy } from "../store/index.js";
-import type { ActionRecord } from "../store/records.js";
+import { ActionFailure } from "../../domain/errors.js";
+import type { Store } from "../../store/index.js";
+import { retryWhileBusy } from "../../store/index.js";
+import type { ActionRecord } from "../../store/records.js";
 import type { ChallengeRequest, ExecutionContext } from "./executor.js";
 import type { Lifecycle } from "./lifecycle.js";
-import type { Logger } from "./logger.js";
-import { updateAccountStatus } from "../events/outbox/index.js";
+import type { Logger } from "../logger.js";
+import { updateAccountStatus } from "../../events/outbox/index.js";
 
 /** What the runner supplies for the parts of a run that pause. */
 export interface RunHooks {

@@ -1,5 +1,5 @@
-import type { Store } from "../store/index.js";
-import type { ActionRecord } from "../store/records.js";
+import type { Store } from "../../store/index.js";
+import type { ActionRecord } from "../../store/records.js";
 import type { Lifecycle } from "./lifecycle.js";
 
 /** Changes read per look; more wait for the next one. */

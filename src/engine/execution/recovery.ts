@@ -1,8 +1,8 @@
 import { hostname } from "node:os";
-import type { ActionRecord } from "../store/records.js";
-import type { Clock } from "./clock.js";
+import type { ActionRecord } from "../../store/records.js";
+import type { Clock } from "../clock.js";
 import type { Lifecycle } from "./lifecycle.js";
-import type { Logger } from "./logger.js";
+import type { Logger } from "../logger.js";
 
 /** The message of an action recovered past its commit point. */
 export const INTERRUPTED_AFTER_COMMIT =

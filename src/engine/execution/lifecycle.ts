@@ -1,11 +1,11 @@
 import { EventEmitter } from "node:events";
-import { isCharged } from "../domain/credits.js";
-import { ACTION_ERRORS, type ActionErrorCode } from "../domain/errors.js";
-import { isTerminal, transition, type ActionStatus } from "../domain/status.js";
-import type { Store } from "../store/index.js";
-import type { ActionRecord, ChallengeState } from "../store/records.js";
-import type { Clock } from "./clock.js";
-import { recordActionEvent } from "../events/outbox/index.js";
+import { isCharged } from "../../domain/credits.js";
+import { ACTION_ERRORS, type ActionErrorCode } from "../../domain/errors.js";
+import { isTerminal, transition, type ActionStatus } from "../../domain/status.js";
+import type { Store } from "../../store/index.js";
+import type { ActionRecord, ChallengeState } from "../../store/records.js";
+import type { Clock } from "../clock.js";
+import { recordActionEvent } from "../../events/outbox/index.js";
 
 /** How an action ends. */
 export type Outcome =

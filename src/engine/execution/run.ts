@@ -1,0 +1,233 @@
+import { LIVE_LINK_TTL_MS, MAX_REFUSED_ANSWERS } from "../../domain/challenges.js";
+import { ActionFailure, PlatformTimeout } from "../../domain/errors.js";
+import { isTerminal } from "../../domain/status.js";
+import { isBusy, retryWhileBusy, randomToken, type Store } from "../../store/index.js";
+import type { ActionRecord } from "../../store/records.js";
+import type { ActionExecutor, ChallengeRequest } from "./executor.js";
+import { newId } from "../ids.js";
+import type { Guard, Lifecycle, Outcome } from "./lifecycle.js";
+import type { Logger } from "../logger.js";
+import { runContext } from "./run-context.js";
+
+/** What a run needs from the runner that claimed it. */
+export interface RunParts {
+  lifecycle: Lifecycle;
+  executor: ActionExecutor;
+  logger: Logger;
+  challengeTtlMs: number;
+  /** Whether the runner `runnerId` still holds its lease. */
+  leaseHolds: (runnerId: string) => Promise<boolean>;
+  /** The run paused at needs_input: its slot is free for another account's action. */
+  paused: () => void;
+}
+
+/**
+ * One claimed action run through the executor: what the executor reports becomes status changes,
+ * each written only while the run still holds the action (its fence); it pauses at needs_input
+ * and takes the answer from the store.
+ */
+export class Run {
+  /** The fencing token of this run: the runner that claimed it, and the action's lease number then. */
+  readonly fence: Guard;
+  readonly controller = new AbortController();
+  challengeId: string | undefined;
+  /** Set when the platform refused the last answer: the next challenge reopens the same one. */
+  refusal: string | undefined;
+  /** Set while paused at needs_input: the run holds its page but no run slot. */
+  waiting: { resolve(answer: string | undefined): void; reject(reason: unknown): void } | undefined;
+  /** The lease was lost: someone else recovers the action, this run writes nothing more. */
+  forsaken = false;
+  done: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly action: ActionRecord,
+    private readonly parts: RunParts,
+  ) {
+    this.fence = fenceOf(action, parts.leaseHolds);
+  }
+
+  async execute(): Promise<void> {
+    const { lifecycle, logger, executor } = this.parts;
+    const id = this.action.id;
+    let outcome: Outcome;
+    try {
+      const hooks = {
+        signal: this.controller.signal,
+        holds: () => this.holds(),
+        challenge: (request: ChallengeRequest) => this.#challenge(request),
+        refuseAnswer: (message: string) => this.#refuse(message),
+      };
+      const result = await executor.execute(await runContext(lifecycle, logger, this.action, hooks));
+      this.controller.signal.throwIfAborted();
+      outcome = { status: "succeeded", result };
+    } catch (error) {
+      outcome = await this.#failure(error);
+    }
+    if (this.forsaken) return;
+    // Canceled and expired actions have already ended, recovered ones are someone else's: finish is then a no-op.
+    await retryWhileBusy(() => lifecycle.finish(id, outcome, this.fence), {
+      onBusy: (attempt) => attempt === 1 && logger.warn({ action_id: id }, "database busy; the action ends once it is free"),
+    });
+  }
+
+  /** Whether the run still holds its action, read inside the caller's transaction. */
+  async holds(): Promise<boolean> {
+    if (this.forsaken) return false;
+    const action = await this.parts.lifecycle.store.actions.get(this.action.id);
+    return action !== undefined && !isTerminal(action.status) && (await this.fence(action));
+  }
+
+  /** How a run that threw ends; a browser failure says whether the platform may already have done it. */
+  async #failure(error: unknown): Promise<Outcome> {
+    if (error instanceof ActionFailure && error.code !== "browser_error") return { status: "failed", code: error.code, message: error.message };
+    if (!(error instanceof ActionFailure) && !this.controller.signal.aborted) {
+      this.parts.logger.error({ err: error, action_id: this.action.id }, "action failed in the browser");
+    }
+    const first = error instanceof ActionFailure ? error.message : "The browser failed while running the action.";
+    const message = `${first} ${await commitNote(this.parts.lifecycle.store, this.action.id)}`;
+    return { status: "failed", code: "browser_error", message, ...(error instanceof PlatformTimeout ? { freeBeforeCommit: true } : {}) };
+  }
+
+  /** Pauses at needs_input (a new challenge, or the same one again after a refused answer); the run slot is free meanwhile. */
+  async #challenge(request: ChallengeRequest): Promise<string | undefined> {
+    const { lifecycle, challengeTtlMs } = this.parts;
+    const { store } = lifecycle;
+    const signal = this.controller.signal;
+    signal.throwIfAborted();
+    await retryWhileBusy(() =>
+      store.transaction(async () => {
+        const now = lifecycle.clock.now();
+        if (!(await this.holds())) throw new ActionFailure("browser_error", "The action ended while pausing.");
+        if (this.challengeId && this.refusal !== undefined) {
+          await store.challenges.update(this.challengeId, { state: "open", message: this.refusal }, now.toISOString());
+        } else {
+          if (this.challengeId) await store.challenges.update(this.challengeId, { state: "resolved" }, now.toISOString());
+          const challengeId = newId("chl");
+          await store.challenges.insert(
+            {
+              id: challengeId,
+              action_id: this.action.id,
+              kind: request.kind,
+              message: request.message,
+              expires_at: new Date(now.getTime() + challengeTtlMs).toISOString(),
+              link_expires_at: new Date(now.getTime() + LIVE_LINK_TTL_MS).toISOString(),
+              refusals: 0,
+              state: "open",
+              created_at: now.toISOString(),
+            },
+            randomToken(32),
+          );
+          this.challengeId = challengeId;
+        }
+        if (!(await lifecycle.move(this.action.id, ["running"], "needs_input", {}, this.fence))) throw new ActionFailure("browser_error", "The action ended while pausing.");
+      }),
+    );
+    this.refusal = undefined;
+    signal.throwIfAborted();
+    const answer = new Promise<string | undefined>((resolve, reject) => {
+      const onAbort = (): void => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.waiting = {
+        resolve: (value) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(value);
+        },
+        reject,
+      };
+      request.resolvedOnPage?.(signal).then(
+        () => this.#resumeFromPage(),
+        (error: unknown) => {
+          if (this.waiting && !signal.aborted) {
+            this.waiting = undefined;
+            reject(error);
+          }
+        },
+      );
+    });
+    // Paused: the slot is free for another account's action.
+    this.parts.paused();
+    return answer;
+  }
+
+  /** The page moved on by itself (device approved, captcha solved in the live browser). */
+  #resumeFromPage(): void {
+    const waiting = this.waiting;
+    const challengeId = this.challengeId;
+    if (!waiting || !challengeId) return;
+    this.waiting = undefined;
+    const { lifecycle } = this.parts;
+    retryWhileBusy(() =>
+      lifecycle.store.transaction(async () => {
+        if (!(await lifecycle.move(this.action.id, ["needs_input"], "running", {}, this.fence))) throw new ActionFailure("browser_error", "The action ended while paused.");
+        await lifecycle.store.challenges.update(challengeId, { state: "resolved" }, lifecycle.now());
+      }),
+    ).then(
+      () => waiting.resolve(undefined),
+      (error: unknown) => waiting.reject(error),
+    );
+  }
+
+  /** Hands over an answer recorded in the store, when this run waits for it. True when it was delivered. */
+  async deliver(): Promise<boolean> {
+    const waiting = this.waiting;
+    if (!waiting || !this.challengeId) return false;
+    const { store } = this.parts.lifecycle;
+    const challengeId = this.challengeId;
+    let answer: string | undefined;
+    try {
+      answer = await store.transaction(async () => ((await this.holds()) ? store.challenges.takeAnswer(challengeId) : undefined));
+    } catch (error) {
+      // Busy: the next wake-up tries again.
+      if (!isBusy(error)) this.parts.logger.error({ err: error, action_id: this.action.id }, "could not take the answer");
+      return false;
+    }
+    if (answer === undefined || this.waiting !== waiting) return false;
+    this.waiting = undefined;
+    waiting.resolve(answer);
+    return true;
+  }
+
+  async #refuse(message: string): Promise<void> {
+    const { store } = this.parts.lifecycle;
+    const challengeId = this.challengeId;
+    if (!challengeId) throw new Error("refuseAnswer called without a challenge");
+    const refusals = await retryWhileBusy(() =>
+      store.transaction(async () => {
+        if (!(await this.holds())) throw new ActionFailure("browser_error", "The action moved on while the answer was checked.");
+        const count = (await store.challenges.get(challengeId))!.refusals + 1;
+        await store.challenges.update(challengeId, { refusals: count }, this.parts.lifecycle.now());
+        return count;
+      }),
+    );
+    if (refusals >= MAX_REFUSED_ANSWERS) {
+      throw new ActionFailure("login_failed", `The platform refused ${MAX_REFUSED_ANSWERS} answers in a row: ${message}`);
+    }
+    const left = MAX_REFUSED_ANSWERS - refusals;
+    this.refusal = `Your answer was refused: ${message} ${left} ${left === 1 ? "attempt" : "attempts"} left.`;
+  }
+}
+
+/**
+ * The fence of a run claimed as `claimed` (DESIGN §11): a write for the action is made only while
+ * it is still this claim's (same runner, same lease number) and that runner's lease still holds.
+ */
+function fenceOf(claimed: ActionRecord, leaseHolds: (runnerId: string) => Promise<boolean>): Guard {
+  const runnerId = claimed.runner_id;
+  const lease = claimed.lease;
+  return async (action) => action.runner_id === runnerId && action.lease === lease && runnerId !== undefined && (await leaseHolds(runnerId));
+}
+
+/** Whether an interrupted action may already have been done on the platform, in the words the caller reads. */
+export async function commitNote(store: Store, actionId: string): Promise<string> {
+  let committed: string | undefined;
+  try {
+    committed = (await store.actions.get(actionId))?.committed_at;
+  } catch {
+    return "It may have stopped after the platform had done it: check the platform before retrying.";
+  }
+  return committed ? MAY_HAVE_BEEN_DONE : NOTHING_DONE;
+}
+
+const MAY_HAVE_BEEN_DONE =
+  "It stopped after the driver had begun the step that cannot be undone (e.g. clicking Post or Send): the platform may already have done it. Check the platform before you retry.";
+const NOTHING_DONE = "It stopped before anything was submitted to the platform: nothing was done there, so a retry is safe.";
