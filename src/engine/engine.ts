@@ -1,23 +1,21 @@
-import { z } from "zod";
-import { ACTION_PRICES } from "../domain/actions.js";
-import { ActionFailure, AppError } from "../domain/errors.js";
-import type { KeyRole, Principal } from "../domain/keys.js";
-import type { KeyListing, Store } from "../store/index.js";
-import type { AccountRecord, ActionRecord, LedgerEntry } from "../store/records.js";
-import { isTerminal } from "../domain/status.js";
-import { ClientTokens, Keys, WebSessions, canSee, requirePermission, visibleAction } from "./access/index.js";
-import * as actions from "./actions.js";
-import { systemClock, type Clock } from "./clock.js";
-import { ChangesElsewhere, paramsSchema, type ActionExecutor, type PlatformInfo, Lifecycle, Runner, type RunnerOptions } from "./execution/index.js";
-import type { EngineCore } from "./core.js";
-import { createActionOnce, purgeExpiredKeys, settleAbandoned } from "./idempotency.js";
-import { Accounts, LiveLinks } from "./accounts/index.js";
-import { silentLogger, type Logger } from "./logger.js";
+import type { Principal } from "../domain/keys.js";
 import type { PlatformReference, PublicAction } from "../domain/public.js";
-import type { Surface } from "./present/index.js";
+import { isTerminal } from "../domain/status.js";
+import type { Store } from "../store/index.js";
+import type { ActionRecord, LedgerEntry } from "../store/records.js";
 import { X402_VARIABLES, type X402Config } from "../config.js";
 import { EventFeed, Feedback, Webhooks, type WebhookOptions } from "../events/index.js";
-import { TopUps, type TopUpOutcome } from "../payments/top-ups.js";
+import { TopUps } from "../payments/top-ups.js";
+import { ClientTokens, Keys, WebSessions, canSee, requirePermission, visibleAction } from "./access/index.js";
+import { Accounts, LiveLinks } from "./accounts/index.js";
+import * as actions from "./actions.js";
+import { systemClock, type Clock } from "./clock.js";
+import type { EngineCore } from "./core.js";
+import { ChangesElsewhere, Lifecycle, Runner, platformReference, type ActionExecutor, type PlatformInfo, type RunnerOptions } from "./execution/index.js";
+import { PURGE_INTERVAL_MS, every, expireOverdueChallenges, purgeExpired } from "./housekeeping.js";
+import { createActionOnce, settleAbandoned } from "./idempotency.js";
+import { silentLogger, type Logger } from "./logger.js";
+import type { Surface } from "./present/index.js";
 
 export interface EngineOptions {
   store: Store;
@@ -41,28 +39,6 @@ export interface EngineOptions {
   sweepIntervalMs?: number;
   /** Webhook delivery (DESIGN §13): private targets allowed or not (default not), and how often due deliveries are looked for. */
   webhooks?: WebhookOptions;
-}
-
-/** Events are kept this long (SSE resumes within it); pending deliveries keep theirs longer. */
-const EVENT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
-
-const PURGE_INTERVAL_MS = 10 * 60 * 1000;
-
-/**
- * Runs `work` every `ms`. A periodic job must never end the process: a locked database
- * or any other error is logged and the next tick tries again.
- */
-function every(ms: number, name: string, logger: Logger, work: () => Promise<unknown>): NodeJS.Timeout {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    work()
-      .catch((error: unknown) => logger.warn({ err: error }, `${name} failed; it runs again shortly`))
-      .finally(() => (running = false));
-  }, ms);
-  timer.unref();
-  return timer;
 }
 
 /** The action lifecycle behind both REST and MCP. */
@@ -157,23 +133,13 @@ export class Engine {
   async start(): Promise<void> {
     await this.expireOverdueChallenges();
     await this.core.runner.start();
-    await this.#purgeExpired();
+    await purgeExpired(this.core);
     // Payments a crashed process left between verify and settle: settled (credited once) or failed.
     this.topUps.reconcileInBackground();
     this.#sweep = every(this.options.sweepIntervalMs ?? 500, "deadline check", this.core.logger, () => this.expireOverdueChallenges());
-    this.#purge = every(PURGE_INTERVAL_MS, "purge", this.core.logger, () => this.#purgeExpired());
+    this.#purge = every(PURGE_INTERVAL_MS, "purge", this.core.logger, () => purgeExpired(this.core));
     this.webhooks.start();
     await this.#elsewhere.start();
-  }
-
-  /** Idempotency records past their 24 h and web sessions past their deadline. */
-  async #purgeExpired(): Promise<void> {
-    const { store, lifecycle } = this.core;
-    await purgeExpiredKeys(this.core);
-    await store.webSessions.purgeExpired(lifecycle.now());
-    // Rate-limit buckets shared on PostgreSQL: a full one is the same as none.
-    if (store.dialect === "postgres") await store.rateLimits.purge(lifecycle.clock.now().getTime());
-    await store.events.purgeBefore(new Date(lifecycle.clock.now().getTime() - EVENT_RETENTION_MS).toISOString());
   }
 
   async stop(): Promise<void> {
@@ -189,17 +155,8 @@ export class Engine {
    * Fails every `needs_input` action whose deadline has passed (with `challenge_timeout`)
    * and stops its run. Returns how many expired.
    */
-  async expireOverdueChallenges(): Promise<number> {
-    const { store, lifecycle, runner } = this.core;
-    let expired = 0;
-    for (const challenge of await store.challenges.overdue(lifecycle.now())) {
-      const failure = new ActionFailure("challenge_timeout", `The ${challenge.kind} challenge was not answered before ${challenge.expires_at}.`);
-      if (await lifecycle.finish(challenge.action_id, { status: "failed", code: failure.code, message: failure.message })) {
-        runner.abort(challenge.action_id, failure);
-        expired += 1;
-      }
-    }
-    return expired;
+  expireOverdueChallenges(): Promise<number> {
+    return expireOverdueChallenges(this.core);
   }
 
   // Actions
@@ -279,23 +236,9 @@ export class Engine {
     );
   }
 
-  /** Tops up the caller's workspace with an x402 payment (DESIGN §7): the requirements, or the credits added. */
-  topUp(principal: Principal, credits: number, paymentSignature: string | undefined, idempotencyKey?: string): Promise<TopUpOutcome> {
-    return this.topUps.topUp(principal, credits, paymentSignature, idempotencyKey);
-  }
-
   /** The action reference: platforms, their action types, params schemas and prices. */
   platforms(): PlatformReference[] {
-    return this.core.platforms.map((platform) => ({
-      name: platform.name,
-      title: platform.title,
-      description: platform.description,
-      actions: platform.actions.map((type) => ({
-        type,
-        description: paramsSchema(type, platform).description ?? type,
-        price: ACTION_PRICES[type],
-        params: z.toJSONSchema(paramsSchema(type, platform), { io: "input" }) as Record<string, unknown>,
-      })),
-    }));
+    return platformReference(this.core.platforms);
   }
+
 }

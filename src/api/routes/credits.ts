@@ -39,7 +39,7 @@ export const creditRoutes = [
     },
     async handle({ principal, body, headers, engine }): Promise<RouteResponse> {
       const key = headers.get("idempotency-key");
-      const outcome = await engine.topUp(principal, body.credits, headers.get("payment-signature") ?? undefined, key === null ? undefined : parse(IdempotencyKey, key, "header"));
+      const outcome = await engine.topUps.topUp(principal, body.credits, headers.get("payment-signature") ?? undefined, key === null ? undefined : parse(IdempotencyKey, key, "header"));
       if (outcome.kind === "payment_required") {
         const message = outcome.reason ?? `Pay ${outcome.paymentRequired.accepts[0]!.amount} of asset ${outcome.paymentRequired.accepts[0]!.asset} on ${outcome.paymentRequired.accepts[0]!.network} for ${body.credits} credits: sign the requirements in PAYMENT-REQUIRED and send them as PAYMENT-SIGNATURE.`;
         return {

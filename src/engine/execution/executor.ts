@@ -1,5 +1,6 @@
-import type { z } from "zod";
-import { ACTION_PARAMS, type ActionType } from "../../domain/actions.js";
+import { z } from "zod";
+import { ACTION_PARAMS, ACTION_PRICES, type ActionType } from "../../domain/actions.js";
+import type { PlatformReference } from "../../domain/public.js";
 import type { ChallengeKind } from "../../domain/challenges.js";
 import type { AccountRecord, ActionRecord } from "../../store/records.js";
 import type { Clock } from "../clock.js";
@@ -69,4 +70,19 @@ export interface ActionExecutor {
   /** Lets go of the account's browser context, e.g. when the account is deleted. */
   forgetAccount?(accountId: string): Promise<void>;
   close?(): Promise<void>;
+}
+
+/** The action reference: platforms, their action types, params schemas and prices. */
+export function platformReference(platforms: readonly PlatformInfo[]): PlatformReference[] {
+  return platforms.map((platform) => ({
+    name: platform.name,
+    title: platform.title,
+    description: platform.description,
+    actions: platform.actions.map((type) => ({
+      type,
+      description: paramsSchema(type, platform).description ?? type,
+      price: ACTION_PRICES[type],
+      params: z.toJSONSchema(paramsSchema(type, platform), { io: "input" }) as Record<string, unknown>,
+    })),
+  }));
 }

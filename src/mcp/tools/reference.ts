@@ -80,7 +80,7 @@ export const referenceTools = [
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     async handle(args, { engine, principal }) {
-      const outcome = await engine.topUp(principal, args.credits, args.payment_signature);
+      const outcome = await engine.topUps.topUp(principal, args.credits, args.payment_signature);
       if (outcome.kind === "settled") {
         return {
           structured: { balance: outcome.balance, credited: outcome.credited, transaction: outcome.transaction },

@@ -72,7 +72,7 @@ ${older ? html`<p class="pager"><a href="${older}">Older entries</a></p>` : ""}
   web.post("/credits/top-ups", async (c) => {
     const { principal } = c.get("session");
     const body = parse(TopUpRequest, await c.req.json().catch(() => undefined), "body");
-    const outcome = await engine.topUp(principal, body.credits, body.payment_signature);
+    const outcome = await engine.topUps.topUp(principal, body.credits, body.payment_signature);
     if (outcome.kind === "payment_required") {
       const accepted = outcome.paymentRequired.accepts[0]!;
       const message = outcome.reason ?? `Pay ${formatAmount(accepted.amount, accepted.extra?.name)} on ${accepted.network} for ${body.credits} credits.`;
