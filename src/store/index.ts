@@ -67,7 +67,7 @@ export class Store {
 
   constructor(
     readonly adapter: StoreAdapter,
-    /** Seals values with the master key (rows' secrets; tokens handed to clients, see `engine/client-tokens.ts`). */
+    /** Seals values with the master key (rows' secrets; tokens handed to clients, see `engine/access/client-tokens.ts`). */
     readonly sealer: Sealer,
   ) {
     const q = (this.#queries = new Queries(adapter));

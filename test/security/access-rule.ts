@@ -115,7 +115,7 @@ export interface OperationSpec {
 }
 
 /**
- * Allow-lists and workspace objects (DESIGN §13 is silent; decided from src/engine/webhooks.ts,
+ * Allow-lists and workspace objects (DESIGN §13 is silent; decided from src/events/webhooks.ts,
  * feedback.ts and event-stream.ts, and decisions.md "Roles": a limited key "sees only its accounts
  * and their actions, and gets 403 for the others").
  *

@@ -5,7 +5,7 @@ import type { Queries } from "../queries.js";
  * Token buckets shared by every coordinator (DESIGN §11: the per-key rate limit is shared). One
  * statement per take, atomic under concurrent takes from any machine: the bucket refills by the
  * time since its last take, up to `perMinute`, and one token is taken when there is one. Written
- * for PostgreSQL (`::float8`); on one machine the buckets stay in the process (`engine/rate-limit.ts`).
+ * for PostgreSQL (`::float8`); on one machine the buckets stay in the process (`engine/access/rate-limit.ts`).
  */
 export class RateLimitRepository {
   constructor(private readonly q: Queries) {}
