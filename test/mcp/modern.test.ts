@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/engine/logger.js";
 import { runStdioServer } from "../../src/mcp/stdio.js";
 import { TOOLS } from "../../src/mcp/tools/index.js";
-import { ScriptedExecutor } from "../helpers/scripted-executor.js";
+import { ScriptedExecutor, eventually } from "../helpers/scripted-executor.js";
 import { addAccount, emailCodeConnect, harness, modernRpc, serveMcpHttp } from "./support.js";
 import type { Harness } from "../helpers/harness.js";
 import type { Principal } from "../../src/domain/keys.js";
@@ -214,23 +214,30 @@ describe("MCP 2026-07-28 over HTTP", () => {
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const { h, modernClient } = await serve(new ScriptedExecutor().on("post", async () => (await gate, { post_id: "p1" })));
-    const client = await modernClient(h.adminKey);
-    const listeners = h.engine.core.lifecycle.events.listenerCount("change");
-    const controller = new AbortController();
-    const held = client.callTool({ name: "run_action", arguments: { account_id: await addAccount(h), type: "post", params: { text: "held" }, wait_seconds: 50 } }, { signal: controller.signal });
-    void held.catch(() => undefined);
-    // The server is waiting on the action for the caller…
-    for (let i = 0; i < 200 && h.engine.core.lifecycle.events.listenerCount("change") <= listeners; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(h.engine.core.lifecycle.events.listenerCount("change")).toBeGreaterThan(listeners);
-    const id = (await h.engine.listActions(await admin(h), { limit: 1 })).data[0]!.id;
-    controller.abort(new Error("user gave up"));
-    await expect(held).rejects.toThrow(/user gave up/);
-    // …and lets go once the request is closed, well before its 50 s; the action runs on and ends.
-    for (let i = 0; i < 200 && h.engine.core.lifecycle.events.listenerCount("change") > listeners; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(h.engine.core.lifecycle.events.listenerCount("change")).toBe(listeners);
-    expect((await h.engine.getAction(await admin(h), id)).status).toBe("running");
-    open();
-    expect((await h.engine.waitFor(id, 5)).status).toBe("succeeded");
+    // A failure below must not leave the action held open (the harness waits for it when it closes).
+    try {
+      const client = await modernClient(h.adminKey);
+      const listeners = h.engine.core.lifecycle.events.listenerCount("change");
+      const controller = new AbortController();
+      const held = client.callTool({ name: "run_action", arguments: { account_id: await addAccount(h), type: "post", params: { text: "held" }, wait_seconds: 50 } }, { signal: controller.signal });
+      void held.catch(() => undefined);
+      // The server is waiting on the action for the caller…
+      for (let i = 0; i < 2_000 && h.engine.core.lifecycle.events.listenerCount("change") <= listeners; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(h.engine.core.lifecycle.events.listenerCount("change")).toBeGreaterThan(listeners);
+      const id = (await h.engine.listActions(await admin(h), { limit: 1 })).data[0]!.id;
+      // (and the action has been claimed: on a busy machine it may still be queued when the wait begins)
+      await eventually(async () => (await h.engine.getAction(await admin(h), id)).status === "running", 30_000);
+      controller.abort(new Error("user gave up"));
+      await expect(held).rejects.toThrow(/user gave up/);
+      // …and lets go once the request is closed, well before its 50 s; the action runs on and ends.
+      for (let i = 0; i < 2_000 && h.engine.core.lifecycle.events.listenerCount("change") > listeners; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(h.engine.core.lifecycle.events.listenerCount("change")).toBe(listeners);
+      expect((await h.engine.getAction(await admin(h), id)).status).toBe("running");
+      open();
+      expect((await h.engine.waitFor(id, 30)).status).toBe("succeeded");
+    } finally {
+      open();
+    }
   });
 });
 
