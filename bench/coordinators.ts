@@ -9,13 +9,13 @@
  * contexts on the same sandbox, and the statements (round trips, on PostgreSQL) a warm post costs
  * on each store, counted by the store in-process.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSandboxUser, startSandboxProcess, startServeProcess, within, type CliProcess } from "../test/chaos/kill-support.js";
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { freePort } from "../test/helpers/processes.js";
+import { processCpuMs } from "./peer-tree.js";
 import { startBenchPostgres, type BenchPostgres } from "./postgres.js";
 import { launchRaw, rawPost, rawSignedIn } from "./support.js";
 
@@ -40,15 +40,6 @@ export interface StatementsPerPost {
   perPost: number;
   /** What the service sends while nothing runs (heartbeats, polls): part of every post's count. */
   idlePerSecond: number;
-}
-
-const TICK_MS = 1000 / Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim());
-
-/** utime+stime of one process (not its children), in ms. */
-function cpuMs(pid: number): number {
-  // The command name is in parentheses and may hold spaces: fields are counted after it.
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
 /** A REST call to one coordinator. */
@@ -107,12 +98,12 @@ async function coordinatorRate(sandboxUrl: string, count: number, env: Record<st
         for (let i = 0; i < perAccount; i++) await run(next(), key, id, "post", { text: unique("coordinators") });
       }));
     await posts(1); // warm-up
-    const before = coordinators.map((proc) => cpuMs(proc.pid));
+    const before = coordinators.map((proc) => processCpuMs(proc.pid));
     const started = performance.now();
     for (let round = 0; round < ROUNDS; round++) await posts(PER_ACCOUNT);
     const seconds = (performance.now() - started) / 1000;
     const actions = ACCOUNTS * PER_ACCOUNT * ROUNDS;
-    const cpuMsEach = coordinators.map((proc, i) => (cpuMs(proc.pid) - before[i]!) / actions);
+    const cpuMsEach = coordinators.map((proc, i) => (processCpuMs(proc.pid) - before[i]!) / actions);
     return { coordinators: count, actionsPerSecond: actions / seconds, cpuMsPerAction: cpuMsEach.reduce((sum, ms) => sum + ms, 0), cpuMsEach };
   } catch (error) {
     for (const proc of coordinators) console.log(`(l) serve ${proc.url}: ${proc.output().slice(-2000)}`);

@@ -58,6 +58,13 @@ function read(pid: number): (Reading & { start: number }) | undefined {
   return { pid, ppid: fields[1]!, start: fields[19]!, own: (fields[11]! + fields[12]!) * TICK_MS, reaped: (fields[13]! + fields[14]!) * TICK_MS };
 }
 
+/** utime+stime of one process alone (not its children), in ms. */
+export function processCpuMs(pid: number): number {
+  const reading = read(pid);
+  if (!reading) throw new Error(`process ${pid} has ended`);
+  return reading.own;
+}
+
 export class ProcessTree {
   /** Every process of the tree read so far: its last reading, and the snapshots that first and last saw it. */
   readonly #seen = new Map<string, { reading: Reading; first: number; last: number }>();
