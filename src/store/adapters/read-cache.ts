@@ -13,7 +13,9 @@ export const LOOK_MS = 1;
  * refused at the next request.
  *
  * A change is a commit by any connection (another process, the delivery thread, this one) or a
- * row this connection wrote in a transaction still open (`total_changes()`). Commits by other
+ * statement this connection sent that may write, in a transaction still open or not (`writes`,
+ * counted as each is sent: a number in memory, where asking SQLite's `total_changes()` was one
+ * more statement per read). Commits by other
  * connections are seen in SQLite's `PRAGMA data_version`, asked at most once a millisecond
  * (`LOOK_MS`): it opens a read transaction, whose locks cost as much as the row read itself, and
  * under load one look serves dozens of requests; no client can tell a commit seen a millisecond
@@ -25,7 +27,6 @@ export const LOOK_MS = 1;
  */
 export class ReadCache {
   readonly #entries = new Map<string, unknown>();
-  readonly #changes: Database.Statement;
   /** SQLite's counter of other connections' commits; none for `:memory:`, which has no other. */
   readonly #dataVersion: Database.Statement | undefined;
   #seenDataVersion = -1;
@@ -34,8 +35,11 @@ export class ReadCache {
   /** Counts the times everything was let go: a load that began before one is not kept. */
   #generation = 0;
 
-  constructor(db: Db) {
-    this.#changes = db.prepare("SELECT total_changes()").pluck();
+  constructor(
+    db: Db,
+    /** How many statements this connection has sent that may have written (never goes down). */
+    private readonly writes: () => number,
+  ) {
     this.#dataVersion = db.memory ? undefined : db.prepare("PRAGMA data_version").pluck();
   }
 
@@ -70,7 +74,7 @@ export class ReadCache {
 
   /** Whether anything may have been written since the last look. */
   #changed(): boolean {
-    const changes = this.#changes.get() as number;
+    const changes = this.writes();
     const written = changes !== this.#seenChanges;
     this.#seenChanges = changes;
     return this.#committedElsewhere() || written;

@@ -23,7 +23,7 @@ export class SqliteAdapter implements StoreAdapter {
 
   constructor(readonly connection: Db) {
     this.db = new Kysely<Schema>({ dialect: new OneAtATimeDialect(connection, this.#statements) });
-    this.#cache = new ReadCache(connection);
+    this.#cache = new ReadCache(connection, () => this.#statements.writes);
     this.changes = new SqliteChangeFeed(connection);
   }
 
