@@ -44,6 +44,12 @@ export interface ChallengePage {
   /** The button that sends the answer. */
   submit?(page: Page): Locator;
   /**
+   * The platform mailed a one-time sign-in link instead of a code: the answer is that link (from
+   * the inbox, the API, MCP or the live page), opened in the account's own page when it is of the
+   * platform's origin. Such a page has no field.
+   */
+  link?: boolean;
+  /**
    * What says an answer was wrong. Left out, the field shown again after sending is the refusal (a
    * page that reloads); an app that stays on the page while it checks the answer names its message.
    */
