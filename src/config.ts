@@ -104,6 +104,14 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_X402_RPC_URL: optional(z.url({ protocol: /^https?$/ })),
   ACTION_SERVICE_X402_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(30),
   ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: z.preprocess(emptyAsUndefined, z.enum(["true", "false"]).default("false")),
+  ACTION_SERVICE_SMTP_PORT: z.preprocess(emptyAsUndefined, port.optional()),
+  ACTION_SERVICE_SMTP_HOST: z.string().min(1).default("127.0.0.1"),
+  ACTION_SERVICE_MAIL_DOMAIN: z
+    .string()
+    .regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, "must be a domain name, e.g. inbox.example.com")
+    .default("inbox.localhost")
+    .transform((domain) => domain.toLowerCase()),
+  SANDBOX_SMTP_URL: optional(z.url({ protocol: /^smtp$/ })),
   ACTION_SERVICE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -142,6 +150,12 @@ export interface Config {
   x402: X402Config;
   /** Webhooks may target private and loopback addresses (`ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE`). */
   webhookAllowPrivate: boolean;
+  /** The inbox's SMTP listener (DESIGN §15): `port` undefined when `ACTION_SERVICE_SMTP_PORT` is unset (off). */
+  smtp: { port: number | undefined; host: string };
+  /** `ACTION_SERVICE_MAIL_DOMAIN`: inbox addresses are `<token>@<domain>`. */
+  mailDomain: string;
+  /** Where the sandbox started with `serve` mails its codes (`SANDBOX_SMTP_URL`); undefined: only its outbox keeps them. */
+  sandboxSmtpUrl: string | undefined;
 }
 
 /** x402 top-ups: `settings` when every variable is set, else the names still `missing`. */
@@ -205,6 +219,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     logLevel: env.ACTION_SERVICE_LOG_LEVEL,
     x402: x402Config(env),
     webhookAllowPrivate: env.ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE === "true",
+    smtp: { port: env.ACTION_SERVICE_SMTP_PORT, host: env.ACTION_SERVICE_SMTP_HOST },
+    mailDomain: env.ACTION_SERVICE_MAIL_DOMAIN,
+    sandboxSmtpUrl: env.SANDBOX_SMTP_URL,
   };
 }
 

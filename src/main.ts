@@ -86,6 +86,7 @@ export async function createService(config: Config, parts: ServiceParts): Promis
     runner: { kind: parts.runnerKind ?? "serve", ...parts.runner },
     freeCredits: config.freeCredits,
     x402: config.x402,
+    inbox: { mailDomain: config.mailDomain, smtpOn: config.smtp.port !== undefined },
     // On the real clock deliveries get their own thread; a test's clock keeps them on this loop, where it moves them.
     webhooks: { allowPrivate: config.webhookAllowPrivate, ...parts.webhooks, thread: parts.clock ? undefined : { location, masterKey } },
     ...(parts.clock ? { clock: parts.clock } : {}),

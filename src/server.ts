@@ -8,6 +8,7 @@ import type { Logger } from "./engine/logger.js";
 import { LiveHub, type LiveHubOptions } from "./browser/live/hub.js";
 import { mountLive } from "./browser/live/routes.js";
 import { createService, listen, type Service, type ServiceParts } from "./main.js";
+import { mountSmsUrl, startMailListener, type MailListener } from "./inbox/index.js";
 import { defaultAllowedHosts, type OriginPolicy } from "./api/origin.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
 import { mountWebApp } from "./web/index.js";
@@ -43,6 +44,8 @@ export interface RunningServer {
   hub: LiveHub;
   /** Where the HTTP server listens (its real port when 0 was asked for). */
   url: string | undefined;
+  /** The inbox's SMTP listener, when `ACTION_SERVICE_SMTP_PORT` is set (DESIGN §15). */
+  mail: MailListener | undefined;
   close(): Promise<void>;
 }
 
@@ -89,6 +92,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
       onUpgrade = mountLive(app, { engine, hub, logger: options.logger, limiter, policy });
       mcp = mountMcpHttp(app, engine, { ...policy, limiter, logger: options.logger });
       mountWebApp(app, { engine, limiter, policy, logger: options.logger });
+      mountSmsUrl(app, engine);
       options.extend?.(app, engine, pool, executor);
     },
   });
@@ -96,6 +100,15 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   try {
     http = options.listen === false ? undefined : await listen(service.app, config.host, config.port, onUpgrade);
   } catch (error) {
+    await service.close();
+    await sandbox?.close();
+    throw error;
+  }
+  let mail: MailListener | undefined;
+  try {
+    mail = config.smtp.port === undefined ? undefined : await startMailListener(service.engine, { host: config.smtp.host, port: config.smtp.port, logger: options.logger });
+  } catch (error) {
+    await http?.close();
     await service.close();
     await sandbox?.close();
     throw error;
@@ -114,7 +127,9 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     sandbox,
     hub: hub!,
     url,
+    mail,
     async close() {
+      await mail?.close();
       // Open MCP streams would hold the HTTP server open.
       await mcp?.close();
       await http?.close();

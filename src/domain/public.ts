@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ACTION_TYPES } from "./actions.js";
 import { CHALLENGE_KINDS } from "./challenges.js";
 import { ACTION_ERROR_CODES, REQUEST_ERRORS, type RequestErrorCode } from "./errors.js";
+import { ANSWERED_BY } from "./inbox.js";
 import { ACTION_STATUSES } from "./status.js";
 
 /** The public shapes clients read (DESIGN §3, §5): REST responses, MCP output schemas and OpenAPI. */
@@ -43,6 +44,10 @@ export const ActionJson = z
       .optional()
       .describe("What to do now, naming this surface's operations: present when queued (what it waits for), needs_input (how to answer) or failed (the recommended response)."),
     result: freeFormObject().optional().describe("Present when status is succeeded: its shape depends on the type (GET /v1/platforms, list_platforms)."),
+    answered_by: z
+      .enum(ANSWERED_BY)
+      .optional()
+      .describe("Who gave the latest answer to its sign-in challenges: inbox (a message its inbox received), totp (the stored secret), person (the live page or web app) or agent (the API or MCP); absent until one is answered."),
     cost: z.int().describe("Credits charged; 0 until the action has ended, and for free outcomes."),
     created_at: timestamp.describe("When it was created."),
     updated_at: timestamp.describe("When its status last changed."),
@@ -63,6 +68,13 @@ export const AccountJson = z
       .object({ handle: z.string().describe("The signed-in user's handle."), name: z.string().describe("The signed-in user's display name.") })
       .optional()
       .describe("Who the saved session is signed in as; absent until the first sign-in."),
+    inbox: z
+      .object({
+        email: z.string().optional().describe("The account's inbox address (present while the service's SMTP listener is on): set it as the platform account's e-mail, or forward the platform's mails to it."),
+        sms_url: z.url().describe("Where an SMS gateway or a phone's forwarding rule posts each text (`{\"from\"?, \"text\"}` or the form fields `From`, `Body`); needs no key: keep it private."),
+      })
+      .optional()
+      .describe("Where codes arrive by themselves (DESIGN §15): shown to admin and operator keys allowed the account."),
     created_at: timestamp.describe("When it was added."),
     updated_at: timestamp.describe("When it last changed."),
   })

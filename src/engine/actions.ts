@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ACTION_PRICES, ACTION_TYPES } from "../domain/actions.js";
 import { isAnswerableByApi } from "../domain/challenges.js";
+import type { AnsweredBy } from "../domain/inbox.js";
 import { ActionFailure, AppError } from "../domain/errors.js";
 import { jsonValueTooDeep } from "../domain/json.js";
 import { freeFormObject } from "../domain/public.js";
@@ -117,7 +118,11 @@ export async function announceCreated(core: EngineCore, action: ActionRecord): P
   core.runner.pump();
 }
 
-export async function answerAction(core: EngineCore, principal: Principal, actionId: string, answer: string): Promise<ActionRecord> {
+/**
+ * Answers the action's open challenge: `by` says who (`agent` through the API or MCP, `person` in the
+ * live page or the web app; the inbox answers through `recordAnswer` itself).
+ */
+export async function answerAction(core: EngineCore, principal: Principal, actionId: string, answer: string, by: "agent" | "person" = "agent"): Promise<ActionRecord> {
   requirePermission(principal, "act");
   const { store } = core;
   const action = await visibleAction(store, principal, actionId);
@@ -131,17 +136,27 @@ export async function answerAction(core: EngineCore, principal: Principal, actio
       sign_in_url: await signInUrl(core, challenge.id),
     });
   }
-  // Through the store (DESIGN §11): whichever runner holds the page takes it — at once here, within ~100 ms elsewhere.
-  const recorded = await core.store.transaction(async () => {
-    const now = core.lifecycle.now();
-    const current = await store.challenges.latestOf(action.id);
-    if (current?.id !== challenge.id || current.state !== "open") return false;
-    await store.challenges.recordAnswer(challenge.id, answer, now);
-    return core.lifecycle.move(action.id, ["needs_input"], "running");
-  });
-  if (!recorded) throw new AppError("conflict", "The action is not waiting for an answer any more.", { status: (await store.actions.get(action.id))?.status });
+  if (!(await recordAnswer(core, action.id, challenge.id, answer, by))) {
+    throw new AppError("conflict", "The action is not waiting for an answer any more.", { status: (await store.actions.get(action.id))?.status });
+  }
   await core.runner.deliver(action.id);
   return (await store.actions.get(action.id))!;
+}
+
+/**
+ * Records an answer to challenge `challengeId` of the action if it is still the open one (false when
+ * the action no longer waits for it). Through the store (DESIGN §11): once committed, whichever
+ * runner holds the page takes it — here when the caller then calls `runner.deliver`, within ~100 ms
+ * on another coordinator.
+ */
+export async function recordAnswer(core: EngineCore, actionId: string, challengeId: string, answer: string, by: AnsweredBy): Promise<boolean> {
+  const { store } = core;
+  return store.transaction(async () => {
+    const current = await store.challenges.latestOf(actionId);
+    if (current?.id !== challengeId || current.state !== "open") return false;
+    await store.challenges.recordAnswer(challengeId, answer, by, core.lifecycle.now());
+    return core.lifecycle.move(actionId, ["needs_input"], "running", { answered_by: by });
+  });
 }
 
 export async function cancelAction(core: EngineCore, principal: Principal, actionId: string): Promise<ActionRecord> {

@@ -1,8 +1,8 @@
 import type { Principal } from "../domain/keys.js";
-import type { PlatformReference, PublicAction } from "../domain/public.js";
+import type { PlatformReference, PublicAccount, PublicAction } from "../domain/public.js";
 import { isTerminal } from "../domain/status.js";
 import type { Store } from "../store/index.js";
-import type { ActionRecord, LedgerEntry } from "../store/records.js";
+import type { AccountRecord, ActionRecord, LedgerEntry } from "../store/records.js";
 import { X402_VARIABLES, type X402Config } from "../config.js";
 import { EventFeed, Feedback, Webhooks, type WebhookOptions } from "../events/index.js";
 import { TopUps } from "../payments/top-ups.js";
@@ -14,8 +14,9 @@ import type { EngineCore } from "./core.js";
 import { ChangesElsewhere, Lifecycle, Runner, platformReference, type ActionExecutor, type PlatformInfo, type RunnerOptions } from "./execution/index.js";
 import { PURGE_INTERVAL_MS, every, expireOverdueChallenges, purgeExpired } from "./housekeeping.js";
 import { createActionOnce, settleAbandoned } from "./idempotency.js";
+import { Inbox, type InboxOptions } from "./inbox/index.js";
 import { silentLogger, type Logger } from "./logger.js";
-import type { Surface } from "./present/index.js";
+import { presentAccount, type Surface } from "./present/index.js";
 
 export interface EngineOptions {
   store: Store;
@@ -39,6 +40,8 @@ export interface EngineOptions {
   sweepIntervalMs?: number;
   /** Webhook delivery (DESIGN §13): private targets allowed or not (default not), and how often due deliveries are looked for. */
   webhooks?: WebhookOptions;
+  /** The inbox (DESIGN §15): its mail domain, and whether the SMTP listener is on. Default `inbox.localhost`, off. */
+  inbox?: InboxOptions;
 }
 
 /** The action lifecycle behind both REST and MCP. */
@@ -62,6 +65,8 @@ export class Engine {
   /** The workspace's events as they commit (SSE). */
   readonly events: EventFeed;
   readonly feedback: Feedback;
+  /** Each account's inbox: messages that answer its e-mail and text challenges (DESIGN §15). */
+  readonly inbox: Inbox;
   readonly #endedJson = new WeakMap<ActionRecord, string>();
   #sweep: NodeJS.Timeout | undefined;
   #purge: NodeJS.Timeout | undefined;
@@ -105,6 +110,7 @@ export class Engine {
     this.webhooks = new Webhooks(this.core, options.webhooks);
     this.events = new EventFeed(this.core);
     this.feedback = new Feedback(this.core);
+    this.inbox = new Inbox(this.core, options.inbox ?? { mailDomain: "inbox.localhost", smtpOn: false });
     this.#elsewhere = new ChangesElsewhere(options.store, this.core.lifecycle);
     this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }
@@ -120,6 +126,11 @@ export class Engine {
     }
     if (urls.internalUrl) this.core.internalUrl = urls.internalUrl;
     await this.core.runner.renew().catch((error: unknown) => this.core.logger.warn({ err: error }, "could not renew the lease; the next heartbeat does"));
+  }
+
+  /** An account's public JSON for this key: with its inbox's addresses when the key may see them (DESIGN §15). */
+  async presentAccount(principal: Principal, account: AccountRecord): Promise<PublicAccount> {
+    return presentAccount(account, await this.inbox.addressesFor(principal, account));
   }
 
   get store(): Store {
@@ -174,8 +185,9 @@ export class Engine {
   listActions(principal: Principal, query: actions.ListActions): Promise<{ data: ActionRecord[]; next_cursor?: string }> {
     return actions.listActions(this.core, principal, query);
   }
-  answer(principal: Principal, actionId: string, answer: string): Promise<ActionRecord> {
-    return actions.answerAction(this.core, principal, actionId, answer);
+  /** `by`: `agent` through the API or MCP, `person` in the web app or the live page. */
+  answer(principal: Principal, actionId: string, answer: string, by: "agent" | "person" = "agent"): Promise<ActionRecord> {
+    return actions.answerAction(this.core, principal, actionId, answer, by);
   }
   cancel(principal: Principal, actionId: string): Promise<ActionRecord> {
     return actions.cancelAction(this.core, principal, actionId);

@@ -72,18 +72,4 @@ export interface Driver {
   blockedHosts?: readonly string[];
   /** Added to the message when the platform cannot be reached, e.g. how to start it. */
   whenUnreachable?: string;
-  /** How this platform's codes and sign-in links read in its mails and texts (DESIGN §15); the generic rule otherwise. */
-  inbox?: InboxPatterns;
-}
-
-/**
- * What the inbox looks for in a message from this platform. Each pattern's first capture group is
- * the code or the link (the whole match without one); tried on the subject and text of a mail
- * (with the links of its HTML written out as text) or a text message's text.
- */
-export interface InboxPatterns {
-  /** A code to type, e.g. Ghost's subject "123456 is your Ghost sign in verification code". */
-  code?: RegExp;
-  /** A one-time sign-in link ("magic link"), opened in the account's page; only one of the platform's own origin is ever opened. */
-  link?: RegExp;
 }

@@ -20,6 +20,7 @@ import { FeedbackRepository } from "./repositories/feedback.js";
 import { WebhookRepository } from "./repositories/webhooks.js";
 import { WorkspaceRepository } from "./repositories/workspaces.js";
 import { RateLimitRepository } from "./repositories/rate-limits.js";
+import { InboxRepository } from "./repositories/inbox.js";
 
 export { openDatabase, type Db } from "./adapters/sqlite-file.js";
 export { isBusy, retryWhileBusy } from "./adapters/busy.js";
@@ -44,6 +45,7 @@ export type { KeyListing } from "./repositories/workspaces.js";
 export type { WebSessionRecord } from "./repositories/web-sessions.js";
 export type { EventRecord, EventType } from "./repositories/events.js";
 export type { FeedbackRecord } from "./repositories/feedback.js";
+export type { InboxTokens, OpenedMessage } from "./repositories/inbox.js";
 export type { WebhookDeliveryRecord, WebhookEndpointRecord, DeliveryState } from "./repositories/webhooks.js";
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */
@@ -64,6 +66,7 @@ export class Store {
   readonly webhooks: WebhookRepository;
   readonly feedback: FeedbackRepository;
   readonly rateLimits: RateLimitRepository;
+  readonly inbox: InboxRepository;
 
   constructor(
     readonly adapter: StoreAdapter,
@@ -75,6 +78,7 @@ export class Store {
     this.accounts = new AccountRepository(q, sealer);
     this.actions = new ActionRepository(q);
     this.challenges = new ChallengeRepository(q, sealer);
+    this.inbox = new InboxRepository(q, sealer);
     this.ledger = new LedgerRepository(q);
     this.idempotency = new IdempotencyRepository(q);
     this.signInLinks = new SignInLinkRepository(q);

@@ -2,6 +2,7 @@ import type { ActionType } from "../domain/actions.js";
 import type { ChallengeKind } from "../domain/challenges.js";
 import type { ActionErrorCode } from "../domain/errors.js";
 import type { KeyRole } from "../domain/keys.js";
+import type { AnsweredBy, InboxChannel, MessageSource } from "../domain/inbox.js";
 import type { ActionStatus } from "../domain/status.js";
 
 /** Records as the store returns them: plain data, secrets never included. */
@@ -58,6 +59,8 @@ export interface ActionRecord {
   lease: number;
   /** When the driver reached the commit point (about to do what cannot be undone). */
   committed_at: string | undefined;
+  /** Who gave the latest answer to its sign-in challenges (DESIGN §15). */
+  answered_by?: AnsweredBy | undefined;
   created_at: string;
   updated_at: string;
   finished_at: string | undefined;
@@ -74,8 +77,22 @@ export interface ChallengeRecord {
   link_expires_at: string;
   refusals: number;
   state: ChallengeState;
+  /** Who gave its latest answer. */
+  answered_by?: AnsweredBy | undefined;
+  /** The inbox answers it only with messages received after this. */
+  inbox_after?: string | undefined;
   created_at: string;
   updated_at: string;
+}
+
+/** A message an account's inbox received (DESIGN §15); its sender and text are opened only when asked. */
+export interface InboxMessageRecord {
+  id: string;
+  account_id: string;
+  channel: InboxChannel;
+  source: MessageSource;
+  received_at: string;
+  used_for: string | undefined;
 }
 
 export interface LedgerEntry {

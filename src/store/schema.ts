@@ -53,6 +53,7 @@ export interface Schema {
     /** The fencing number: grows each time the action changes hands (DESIGN §11). */
     lease: ColumnType<number, number | undefined, number>;
     committed_at: string | null;
+    answered_by: ColumnType<string | null, string | null | undefined, string | null>;
     created_at: string;
     updated_at: string;
     finished_at: string | null;
@@ -69,6 +70,8 @@ export interface Schema {
     refusals: ColumnType<number, number | undefined, number>;
     state: string;
     answer_sealed: Buffer | null;
+    answered_by: ColumnType<string | null, string | null | undefined, string | null>;
+    inbox_after: ColumnType<string | null, string | null | undefined, string | null>;
     created_at: string;
     updated_at: string;
   };
@@ -174,6 +177,18 @@ export interface Schema {
   };
   /** PostgreSQL only: the per-key rate limit's buckets, shared by every coordinator. */
   rate_limits: { caller: string; tokens: number; at: number; taken: number };
+  inboxes: { account_id: string; email_hash: string; email_sealed: Buffer; sms_hash: string; sms_sealed: Buffer; created_at: string };
+  inbox_messages: {
+    id: string;
+    account_id: string;
+    channel: string;
+    source: string;
+    from_sealed: Buffer | null;
+    body_sealed: Buffer;
+    received_at: string;
+    used_for: string | null;
+    expires_at: string;
+  };
   failure_screenshots: { action_id: string; png_sealed: Buffer; created_at: string };
   feedback: {
     id: string;

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { AccountJson, listOf } from "../../domain/public.js";
 import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts/index.js";
-import { presentAccount } from "../../engine/present/index.js";
 import { defineRoute } from "../route.js";
 import { errorResponses } from "./common.js";
 
@@ -18,7 +17,7 @@ export const accountRoutes = [
     body: CreateAccountInput,
     responses: { 201: { description: "The account.", schema: AccountJson }, ...errorResponses(400, 401, 403, 422, 429) },
     async handle({ principal, body, engine }) {
-      return { status: 201, body: presentAccount(await engine.accounts.create(principal, body)) };
+      return { status: 201, body: await engine.presentAccount(principal, await engine.accounts.create(principal, body)) };
     },
   }),
   defineRoute({
@@ -28,7 +27,7 @@ export const accountRoutes = [
     summary: "List accounts",
     responses: { 200: { description: "Every account the key may see.", schema: listOf(AccountJson) }, ...errorResponses(401, 403, 429) },
     async handle({ principal, engine }) {
-      return { status: 200, body: { data: (await engine.accounts.list(principal)).map(presentAccount) } };
+      return { status: 200, body: { data: await Promise.all((await engine.accounts.list(principal)).map((account) => engine.presentAccount(principal, account))) } };
     },
   }),
   defineRoute({
@@ -39,7 +38,7 @@ export const accountRoutes = [
     params: IdParams,
     responses: { 200: { description: "The account.", schema: AccountJson }, ...errorResponses(401, 403, 404, 429) },
     async handle({ principal, params, engine }) {
-      return { status: 200, body: presentAccount(await engine.accounts.get(principal, params.id)) };
+      return { status: 200, body: await engine.presentAccount(principal, await engine.accounts.get(principal, params.id)) };
     },
   }),
   defineRoute({
@@ -52,7 +51,7 @@ export const accountRoutes = [
     body: UpdateAccountInput,
     responses: { 200: { description: "The account.", schema: AccountJson }, ...errorResponses(400, 401, 403, 404, 422, 429) },
     async handle({ principal, params, body, engine }) {
-      return { status: 200, body: presentAccount(await engine.accounts.update(principal, params.id, body)) };
+      return { status: 200, body: await engine.presentAccount(principal, await engine.accounts.update(principal, params.id, body)) };
     },
   }),
   defineRoute({

@@ -20,7 +20,7 @@ export function requirePermission(principal: Principal, permission: Permission):
 }
 
 /** Whether the key's allow-list (if it has one) includes the account. */
-function allows(principal: Principal, accountId: string): boolean {
+export function allows(principal: Principal, accountId: string): boolean {
   return principal.accountIds === undefined || principal.accountIds.includes(accountId);
 }
 

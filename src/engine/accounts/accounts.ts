@@ -58,6 +58,8 @@ export async function createAccount(core: EngineCore, principal: Principal, inpu
     await store.accounts.insert({ id, workspace_id: principal.workspaceId, platform: input.platform, username: input.username, created_at: now });
     if (input.password !== undefined) await store.accounts.setSecret(id, "password", input.password, now);
     if (input.totp_secret !== undefined) await store.accounts.setSecret(id, "totp_secret", normalizeSecret(input.totp_secret), now);
+    // Its inbox's address and SMS URL (DESIGN §15); accounts made before the inbox get theirs on first use.
+    await store.inbox.tokens(id, now);
     await recordAccountEvent(store, id, now);
     return (await store.accounts.get(id))!;
   });

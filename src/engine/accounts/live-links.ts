@@ -93,6 +93,6 @@ export class LiveLinks {
   /** Answers a challenge from its live page: the link itself is the capability. */
   answer(target: Extract<LiveTarget, { kind: "challenge" }>, answer: string): Promise<ActionRecord> {
     const principal: Principal = { workspaceId: target.action.workspace_id, keyId: undefined, role: "operator", accountIds: [target.action.account_id] };
-    return answerAction(this.core, principal, target.action.id, answer);
+    return answerAction(this.core, principal, target.action.id, answer, "person");
   }
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ACTION_PARAMS, ACTION_PRICES, type ActionType } from "../../domain/actions.js";
 import type { PlatformReference } from "../../domain/public.js";
 import type { ChallengeKind } from "../../domain/challenges.js";
+import type { MessagePatterns } from "../../domain/inbox.js";
 import type { AccountRecord, ActionRecord } from "../../store/records.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
@@ -14,6 +15,12 @@ export interface PlatformInfo {
   actions: readonly ActionType[];
   /** Params of an action type on this platform, where they differ from the common ones (DESIGN §14), e.g. a wiki post's title. */
   params?: Partial<Record<ActionType, z.ZodType>>;
+  /**
+   * How this platform's codes and sign-in links read in its mails and texts (DESIGN §15): each
+   * pattern's first capture group is the code or the link (the whole match without one), tried on a
+   * mail's subject and text (its HTML's links written out) or a text message. The generic rule otherwise.
+   */
+  inbox?: MessagePatterns;
 }
 
 /** The params schema of an action type on a platform: its own, or the common one. */

@@ -1,5 +1,6 @@
 import { EventEmitter } from "node:events";
 import { isCharged } from "../../domain/credits.js";
+import type { AnsweredBy } from "../../domain/inbox.js";
 import { ACTION_ERRORS, type ActionErrorCode } from "../../domain/errors.js";
 import { isTerminal, transition, type ActionStatus } from "../../domain/status.js";
 import type { Store } from "../../store/index.js";
@@ -79,7 +80,7 @@ export class Lifecycle {
    * Moves a non-terminal action to `to` (not an ending: use `finish`). Returns false if it had
    * already moved on, or `guard` (checked in the same transaction) refuses.
    */
-  async move(actionId: string, from: readonly ActionStatus[], to: ActionStatus, changes: { runner_id?: string } = {}, guard?: Guard): Promise<boolean> {
+  async move(actionId: string, from: readonly ActionStatus[], to: ActionStatus, changes: { runner_id?: string; answered_by?: AnsweredBy } = {}, guard?: Guard): Promise<boolean> {
     const moved = await this.store.transaction(async () => {
       const action = await this.store.actions.get(actionId);
       if (!action || !from.includes(action.status) || (guard && !(await guard(action)))) return false;

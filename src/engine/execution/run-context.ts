@@ -5,7 +5,7 @@ import type { ActionRecord } from "../../store/records.js";
 import type { ChallengeRequest, ExecutionContext } from "./executor.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
-import { updateAccountStatus } from "../../events/outbox/index.js";
+import { recordActionEvent, updateAccountStatus } from "../../events/outbox/index.js";
 
 /** What the runner supplies for the parts of a run that pause. */
 export interface RunHooks {
@@ -48,8 +48,18 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
     secrets: () => ({ password, totpSecret }),
     challenge: hooks.challenge,
     refuseAnswer: hooks.refuseAnswer,
-    // Per platform user: the same person connected twice shares one authenticator.
-    claimTotpStep: (step) => write((s) => s.totpSteps.claim(account.platform, account.username, step)),
+    // Per platform user: the same person connected twice shares one authenticator. The code it
+    // gives is the stored secret's answer: the action says so (`answered_by: "totp"`).
+    claimTotpStep: async (step) => {
+      const claimed = await write(async (s) => {
+        if (!(await s.totpSteps.claim(account.platform, account.username, step))) return false;
+        await s.actions.update(action.id, { answered_by: "totp" }, lifecycle.now());
+        await recordActionEvent(s, action.id, lifecycle.now());
+        return true;
+      });
+      if (claimed) await lifecycle.emit(action.id);
+      return claimed;
+    },
     commit: () => write((s) => s.actions.update(action.id, { committed_at: lifecycle.now() }, lifecycle.now())),
     loadSession: () => session,
     // A deleted account keeps no browser state.

@@ -187,18 +187,28 @@ export class Run {
     return true;
   }
 
+  /**
+   * The platform refused the last answer. A person's or agent's counts toward the three refusals; a
+   * code from the inbox does not (it may be an old mail): the challenge goes back to a person, and
+   * only a message received after the refused one may still answer it.
+   */
   async #refuse(message: string): Promise<void> {
     const { store } = this.parts.lifecycle;
     const challengeId = this.challengeId;
     if (!challengeId) throw new Error("refuseAnswer called without a challenge");
-    const refusals = await retryWhileBusy(() =>
+    const { refusals, byInbox } = await retryWhileBusy(() =>
       store.transaction(async () => {
         if (!(await this.holds())) throw new ActionFailure("browser_error", "The action moved on while the answer was checked.");
-        const count = (await store.challenges.get(challengeId))!.refusals + 1;
-        await store.challenges.update(challengeId, { refusals: count }, this.parts.lifecycle.now());
-        return count;
+        const challenge = (await store.challenges.get(challengeId))!;
+        if (challenge.answered_by === "inbox") return { refusals: challenge.refusals, byInbox: true };
+        await store.challenges.update(challengeId, { refusals: challenge.refusals + 1 }, this.parts.lifecycle.now());
+        return { refusals: challenge.refusals + 1, byInbox: false };
       }),
     );
+    if (byInbox) {
+      this.refusal = `The code the inbox received was refused: ${message} Answer with the code yourself (a later message may still answer it).`;
+      return;
+    }
     if (refusals >= MAX_REFUSED_ANSWERS) {
       throw new ActionFailure("login_failed", `The platform refused ${MAX_REFUSED_ANSWERS} answers in a row: ${message}`);
     }

@@ -31,6 +31,7 @@ export function presentAction(action: ActionRecord, challenge?: { record: Challe
     ...(action.status === "failed" && action.error_code ? { error: { code: action.error_code, message: action.error_message ?? "" } } : {}),
     ...(nextStep ? { next_step: nextStep } : {}),
     ...(action.status === "succeeded" && action.result ? { result: action.result } : {}),
+    ...(action.answered_by ? { answered_by: action.answered_by } : {}),
     cost: action.cost,
     created_at: action.created_at,
     updated_at: action.updated_at,
@@ -38,8 +39,8 @@ export function presentAction(action: ActionRecord, challenge?: { record: Challe
   };
 }
 
-/** The public JSON of an account: never a secret, only whether one is stored. */
-export function presentAccount(account: AccountRecord): PublicAccount {
+/** The public JSON of an account: never a secret, only whether one is stored; its inbox when the key may see it. */
+export function presentAccount(account: AccountRecord, inbox?: PublicAccount["inbox"]): PublicAccount {
   return {
     id: account.id,
     object: "account",
@@ -49,6 +50,7 @@ export function presentAccount(account: AccountRecord): PublicAccount {
     has_password: account.has_password,
     has_totp_secret: account.has_totp_secret,
     ...(account.profile ? { profile: account.profile } : {}),
+    ...(inbox ? { inbox } : {}),
     created_at: account.created_at,
     updated_at: account.updated_at,
   };

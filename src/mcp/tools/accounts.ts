@@ -2,7 +2,6 @@ import { z } from "zod";
 import { AppError } from "../../domain/errors.js";
 import { AccountJson, ActionJson, listOf } from "../../domain/public.js";
 import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts/index.js";
-import { presentAccount } from "../../engine/present/index.js";
 import { describeAccount, describeAction } from "../describe.js";
 import { AccountOutput, SignInLinkOutput, accountId, waitSeconds } from "../schemas.js";
 import { defineTool } from "../tool.js";
@@ -28,7 +27,7 @@ export const accountTools = [
     }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     async resume(action, { engine, principal }) {
-      const account = presentAccount(await engine.accounts.get(principal, action.account_id));
+      const account = await engine.presentAccount(principal, await engine.accounts.get(principal, action.account_id));
       return { structured: { account, action }, text: `${describeAccount(account)}\n${describeAction(action)}`, action };
     },
     async handle({ wait_seconds, ...input }, { engine, principal, waitFor, offerLink }) {
@@ -39,13 +38,13 @@ export const accountTools = [
       if (!record.has_password && !record.has_session) {
         const link = await engine.live.createSignInLink(principal, record.id);
         offerLink(link.url, `Sign in to ${record.username} on ${record.platform} by hand, so the account can be connected.`);
-        const account = presentAccount(record);
+        const account = await engine.presentAccount(principal, record);
         return { structured: { account, sign_in_link: link }, text: `${reused}${describeAccount(account)}\n${describeLink(link, "No password is stored, so nothing was run and nothing was charged.")}` };
       }
       const started = await engine.createAction(principal, { account_id: record.id, type: "connect", params: {} });
       const action = await engine.present(await waitFor(started.id, wait_seconds), "mcp");
       // Re-read: a finished connect marks the account connected and records its profile.
-      const account = presentAccount(await engine.accounts.get(principal, record.id));
+      const account = await engine.presentAccount(principal, await engine.accounts.get(principal, record.id));
       const text = `${reused}${describeAccount(account)}\n${describeAction(action)}`;
       if (action.status === "failed" && (action.error?.code === "account_blocked" || action.error?.code === "signed_out")) {
         const link = await engine.live.createSignInLink(principal, record.id);
@@ -67,7 +66,7 @@ export const accountTools = [
       // The REST body schema carries the "at least one field" rule; apply it to the same fields.
       const parsed = UpdateAccountInput.safeParse(changes);
       if (!parsed.success) throw new AppError("invalid_request", parsed.error.issues.map((issue) => issue.message).join("; "));
-      const account = presentAccount(await engine.accounts.update(principal, account_id, parsed.data));
+      const account = await engine.presentAccount(principal, await engine.accounts.update(principal, account_id, parsed.data));
       return { structured: account, text: `Updated. ${describeAccount(account)}` };
     },
   }),
@@ -107,7 +106,7 @@ export const accountTools = [
     output: listOf(AccountJson),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async handle(_args, { engine, principal }) {
-      const data = (await engine.accounts.list(principal)).map(presentAccount);
+      const data = await Promise.all((await engine.accounts.list(principal)).map((account) => engine.presentAccount(principal, account)));
       return { structured: { data }, text: data.length === 0 ? "No accounts yet: add one with connect_account." : data.map(describeAccount).join("\n") };
     },
   }),

@@ -20,6 +20,7 @@ function toAction(row: ActionRow): ActionRecord {
     error_message: orUndefined(row.error_message),
     runner_id: orUndefined(row.runner_id),
     committed_at: orUndefined(row.committed_at),
+    answered_by: orUndefined(row.answered_by) as ActionRecord["answered_by"],
     finished_at: orUndefined(row.finished_at),
   };
 }
@@ -51,6 +52,7 @@ export class ActionRepository {
         error_message: action.error_message ?? null,
         runner_id: action.runner_id ?? null,
         committed_at: action.committed_at ?? null,
+        answered_by: action.answered_by ?? null,
         finished_at: action.finished_at ?? null,
       })
       .execute();
@@ -174,6 +176,12 @@ export class ActionRepository {
   }
 
   /** Whether the account has an action running or waiting for input (its browser context is in use). */
+  /** The account's actions waiting at needs_input (an account runs one action at a time). */
+  async waitingOf(accountId: string): Promise<ActionRecord[]> {
+    const rows = await this.q.db.selectFrom("actions").selectAll().where("account_id", "=", accountId).where("status", "=", "needs_input").execute();
+    return rows.map(toAction);
+  }
+
   async hasActive(accountId: string): Promise<boolean> {
     const row = await this.q.db.selectFrom("actions").select("id").where("account_id", "=", accountId).where("status", "in", ACTIVE).limit(1).executeTakeFirst();
     return row !== undefined;
@@ -182,7 +190,7 @@ export class ActionRepository {
   /** Writes the changed fields; callers check the transition first. */
   async update(
     id: string,
-    changes: Partial<Pick<ActionRecord, "status" | "error_code" | "error_message" | "result" | "cost" | "held" | "runner_id" | "committed_at" | "finished_at">>,
+    changes: Partial<Pick<ActionRecord, "status" | "error_code" | "error_message" | "result" | "cost" | "held" | "runner_id" | "committed_at" | "answered_by" | "finished_at">>,
     now: string,
   ): Promise<void> {
     const values: Record<string, unknown> = { updated_at: now };

@@ -2,12 +2,18 @@ import { sql } from "kysely";
 import type { Sealer } from "../crypto.js";
 import { sha256 } from "../crypto.js";
 import type { Queries } from "../queries.js";
+import type { AnsweredBy } from "../../domain/inbox.js";
 import type { ChallengeRecord, ChallengeState } from "../records.js";
+import { orUndefined } from "../records.js";
 
-const COLUMNS = ["id", "action_id", "kind", "message", "expires_at", "link_expires_at", "refusals", "state", "created_at", "updated_at"] as const;
+const COLUMNS = ["id", "action_id", "kind", "message", "expires_at", "link_expires_at", "refusals", "state", "answered_by", "inbox_after", "created_at", "updated_at"] as const;
 
-type ChallengeRow = Omit<ChallengeRecord, "kind" | "state"> & { kind: string; state: string };
-const toChallenge = (row: ChallengeRow): ChallengeRecord => row as ChallengeRecord;
+type ChallengeRow = Omit<ChallengeRecord, "kind" | "state" | "answered_by" | "inbox_after"> & { kind: string; state: string; answered_by: string | null; inbox_after: string | null };
+const toChallenge = (row: ChallengeRow): ChallengeRecord => ({
+  ...(row as Omit<ChallengeRow, "answered_by" | "inbox_after"> as ChallengeRecord),
+  answered_by: orUndefined(row.answered_by) as AnsweredBy | undefined,
+  inbox_after: orUndefined(row.inbox_after),
+});
 
 export class ChallengeRepository {
   constructor(
@@ -21,6 +27,8 @@ export class ChallengeRepository {
       .insertInto("challenges")
       .values({
         ...challenge,
+        answered_by: challenge.answered_by ?? null,
+        inbox_after: challenge.inbox_after ?? null,
         updated_at: challenge.created_at,
         link_hash: sha256(linkToken),
         link_sealed: this.sealer.seal(linkToken, `challenge:${challenge.id}:link`),
@@ -65,11 +73,11 @@ export class ChallengeRepository {
     return rows.map(toChallenge);
   }
 
-  /** Keeps an answer (sealed) for the runner that holds the page; it takes it with `takeAnswer`. */
-  async recordAnswer(id: string, answer: string, now: string): Promise<void> {
+  /** Keeps an answer (sealed) for the runner that holds the page, and who gave it; the runner takes it with `takeAnswer`. */
+  async recordAnswer(id: string, answer: string, by: AnsweredBy, now: string): Promise<void> {
     await this.q.db
       .updateTable("challenges")
-      .set({ state: "answered", answer_sealed: this.sealer.seal(answer, `challenge:${id}:answer`), updated_at: now })
+      .set({ state: "answered", answer_sealed: this.sealer.seal(answer, `challenge:${id}:answer`), answered_by: by, updated_at: now })
       .where("id", "=", id)
       .execute();
   }
@@ -96,7 +104,7 @@ export class ChallengeRepository {
     return rows.map((row) => row.id);
   }
 
-  async update(id: string, changes: { state?: ChallengeState; message?: string; refusals?: number }, now: string): Promise<void> {
+  async update(id: string, changes: { state?: ChallengeState; message?: string; refusals?: number; inbox_after?: string }, now: string): Promise<void> {
     await this.q.db
       .updateTable("challenges")
       .set({
@@ -106,6 +114,7 @@ export class ChallengeRepository {
         ...(changes.state !== undefined ? { state: changes.state } : {}),
         ...(changes.message !== undefined ? { message: changes.message } : {}),
         ...(changes.refusals !== undefined ? { refusals: changes.refusals } : {}),
+        ...(changes.inbox_after !== undefined ? { inbox_after: changes.inbox_after } : {}),
       })
       .where("id", "=", id)
       .execute();

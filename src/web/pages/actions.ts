@@ -118,7 +118,7 @@ ${next ? html`<p class="pager"><a href="${next}">Older actions</a></p>` : ""}`,
     const form = await readForm(c);
     try {
       const { answer } = parse(AnswerInput, { answer: form.get("answer") }, "body");
-      await engine.answer(principal, id, answer);
+      await engine.answer(principal, id, answer, "person");
       return c.redirect(`/app/actions/${id}?done=answered`, 303);
     } catch (error) {
       if (!(error instanceof AppError) || (error.code !== "invalid_request" && error.code !== "conflict")) throw error;

@@ -1,0 +1,169 @@
+import { z } from "zod";
+import { CHANNEL_OF, INBOX_CHANNELS, MESSAGE_ANSWERS_WITHIN_MS, MESSAGE_KEPT_MS, findInMessage, type InboxChannel, type MessageSource } from "../../domain/inbox.js";
+import type { Principal } from "../../domain/keys.js";
+import type { AccountRecord, ActionRecord, InboxMessageRecord } from "../../store/records.js";
+import { allows, requirePermission, visibleAccount } from "../access/index.js";
+import { recordAnswer } from "../actions.js";
+import type { EngineCore } from "../core.js";
+import { newId } from "../ids.js";
+
+/** The longest message kept: a mail's subject and text, a text message. */
+export const MAX_MESSAGE_CHARS = 20_000;
+
+export const PushMessageInput = z.strictObject({
+  channel: z.enum(INBOX_CHANNELS).describe("`email` answers an email_code challenge, `sms` an sms_code one."),
+  text: z.string().min(1).max(MAX_MESSAGE_CHARS).describe("The message as received: the code or sign-in link is found in it."),
+});
+export type PushMessage = z.infer<typeof PushMessageInput>;
+
+/** Where an account's inbox receives: its e-mail address (while the SMTP listener is on) and its SMS URL. */
+export interface InboxAddresses {
+  email?: string;
+  sms_url: string;
+}
+
+/** A message as admins list it: never its text. */
+export type ListedMessage = InboxMessageRecord & { from: string | undefined };
+
+export interface InboxOptions {
+  /** `ACTION_SERVICE_MAIL_DOMAIN`: addresses are `<token>@<domain>`. */
+  mailDomain: string;
+  /** Whether this service's SMTP listener is on (else accounts show no e-mail address). */
+  smtpOn: boolean;
+}
+
+/**
+ * Codes that arrive by themselves (DESIGN §15): each account's inbox receives mails, texts and
+ * pushed messages, and answers its own account's waiting `email_code` / `sms_code` challenge with
+ * the code (or sign-in link) it finds — once per message, newest first, only with messages
+ * received at most ten minutes before the challenge began.
+ *
+ * It answers when a message arrives and whenever an action of this process's or another's pauses
+ * (`Lifecycle` change events, which carry other coordinators' changes too): whichever of the two
+ * commits last sees both.
+ */
+export class Inbox {
+  constructor(
+    private readonly core: EngineCore,
+    private readonly options: InboxOptions,
+  ) {
+    core.lifecycle.events.on("change", (action) => {
+      if (action.status !== "needs_input") return;
+      this.answerWaiting(action.account_id).catch((error: unknown) => core.logger.warn({ err: error, account_id: action.account_id }, "the inbox could not look at a paused action"));
+    });
+  }
+
+  get mailDomain(): string {
+    return this.options.mailDomain;
+  }
+
+  /** The addresses an account shows: to admin and operator keys allowed it (never read_only ones). */
+  async addressesFor(principal: Principal, account: AccountRecord): Promise<InboxAddresses | undefined> {
+    if (principal.role === "read_only" || !allows(principal, account.id)) return undefined;
+    const tokens = await this.core.store.inbox.tokens(account.id, this.core.lifecycle.now());
+    return {
+      ...(this.options.smtpOn ? { email: `${tokens.email}@${this.options.mailDomain}` } : {}),
+      sms_url: `${this.core.publicUrl}/inbound/sms/${tokens.sms}`,
+    };
+  }
+
+  /** New address and SMS URL for the account; the old ones stop working at once. */
+  async rotate(principal: Principal, accountId: string): Promise<AccountRecord> {
+    requirePermission(principal, "manage_accounts");
+    const account = await visibleAccount(this.core.store, principal, accountId);
+    await this.core.store.inbox.rotate(account.id, this.core.lifecycle.now());
+    return account;
+  }
+
+  /** A message a person or agent received elsewhere (REST, MCP `forward_message`). */
+  async push(principal: Principal, accountId: string, input: PushMessage): Promise<ListedMessage> {
+    requirePermission(principal, "act");
+    const account = await visibleAccount(this.core.store, principal, accountId);
+    return this.receive(account.id, { channel: input.channel, source: "pushed", from: undefined, text: input.text });
+  }
+
+  /** The account's messages of the last 24 hours and what each answered, newest first (admins). */
+  async list(principal: Principal, accountId: string): Promise<ListedMessage[]> {
+    requirePermission(principal, "manage_accounts");
+    const account = await visibleAccount(this.core.store, principal, accountId);
+    return this.core.store.inbox.list(account.id, this.core.lifecycle.now(), 100);
+  }
+
+  /** The account an inbox e-mail address belongs to (any case), if it exists and its domain is ours. */
+  async accountOfAddress(address: string): Promise<string | undefined> {
+    const at = address.lastIndexOf("@");
+    if (at <= 0) return undefined;
+    const [local, domain] = [address.slice(0, at).toLowerCase(), address.slice(at + 1).toLowerCase()];
+    if (domain !== this.options.mailDomain.toLowerCase() || !/^[0-9a-f]{32}$/.test(local)) return undefined;
+    return this.core.store.inbox.accountByEmail(local);
+  }
+
+  /** The account an SMS URL's token belongs to. */
+  accountOfSmsToken(token: string): Promise<string | undefined> {
+    return token.length > 100 ? Promise.resolve(undefined) : this.core.store.inbox.accountBySms(token);
+  }
+
+  /** Keeps a message (sealed, 24 h) and answers the account's waiting challenge with it if it can. */
+  async receive(accountId: string, message: { channel: InboxChannel; source: MessageSource; from: string | undefined; text: string }): Promise<ListedMessage> {
+    const now = this.core.lifecycle.clock.now();
+    const record = {
+      id: newId("msg"),
+      account_id: accountId,
+      channel: message.channel,
+      source: message.source,
+      received_at: now.toISOString(),
+      used_for: undefined,
+      from: message.from,
+    };
+    await this.core.store.inbox.addMessage({ ...record, text: message.text.slice(0, MAX_MESSAGE_CHARS), expires_at: new Date(now.getTime() + MESSAGE_KEPT_MS).toISOString() });
+    await this.answerWaiting(accountId);
+    const used = (await this.core.store.inbox.list(accountId, this.core.lifecycle.now(), 100)).find((listed) => listed.id === record.id);
+    return used ?? record;
+  }
+
+  /**
+   * Answers the account's action waiting at an `email_code` or `sms_code` challenge with the newest
+   * unused message of that channel in which a code or link is found. True when it answered.
+   */
+  async answerWaiting(accountId: string): Promise<boolean> {
+    const { store } = this.core;
+    for (const action of await store.actions.waitingOf(accountId)) {
+      if (await this.#answer(action)) return true;
+    }
+    return false;
+  }
+
+  async #answer(action: ActionRecord): Promise<boolean> {
+    const { store } = this.core;
+    const challenge = await store.challenges.latestOf(action.id);
+    const channel = challenge && CHANNEL_OF[challenge.kind];
+    if (!challenge || challenge.state !== "open" || !channel) return false;
+    const patterns = this.core.platforms.find((platform) => platform.name === action.platform)?.inbox;
+    const now = this.core.lifecycle.now();
+    const after = challenge.inbox_after ?? new Date(Date.parse(challenge.created_at) - MESSAGE_ANSWERS_WITHIN_MS).toISOString();
+    for (const message of await store.inbox.unused(action.account_id, channel, after, now)) {
+      const found = findInMessage(message.text, patterns);
+      if (!found) continue;
+      const answer = "link" in found ? found.link : found.code;
+      // One transaction: the message is used only if its answer is recorded, and answers one challenge once.
+      const answered = await store.transaction(async () => {
+        if (!(await store.inbox.use(message.id, action.id))) return false;
+        // A refused code sends the challenge back to a person; only a later message answers it then.
+        await store.challenges.update(challenge.id, { inbox_after: message.received_at }, now);
+        if (await recordAnswer(this.core, action.id, challenge.id, answer, "inbox")) return true;
+        throw new NotWaiting();
+      }).catch((error: unknown) => {
+        if (error instanceof NotWaiting) return false;
+        throw error;
+      });
+      if (!answered) return false;
+      this.core.logger.info({ action_id: action.id, message_id: message.id, channel }, "answered a challenge from the inbox");
+      await this.core.runner.deliver(action.id);
+      return true;
+    }
+    return false;
+  }
+}
+
+/** The challenge moved on while a message was being used: the transaction is undone, the message stays unused. */
+class NotWaiting extends Error {}
