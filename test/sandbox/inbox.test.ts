@@ -150,6 +150,11 @@ describe("a magic_link user signs in with a one-time link", () => {
     await signIn(other, "alice");
     expect((await other.page(path)).body).toContain("Open this link in the browser you signed in from");
 
+    // A made-up token in the right browser signs nothing in either.
+    const forged = await client.page(`/sign-in/link/${"A".repeat(32)}`);
+    expect(forged.body).toContain("<h1>This sign-in link has expired</h1>");
+    expect((await client.request("/feed")).status).toBe(302);
+
     const opened = await client.request(path);
     expect(opened.status).toBe(302);
     expect(opened.headers.get("location")).toBe("/feed");
