@@ -147,7 +147,11 @@ async function main(argv: string[]): Promise<void> {
     case "sandbox": {
       const settings = config();
       const { startSandbox } = await import("./sandbox/index.js");
-      const sandbox = await startSandbox({ port: settings.sandboxPort });
+      const sandbox = await startSandbox({
+        port: settings.sandboxPort,
+        smtpUrl: settings.sandboxSmtpUrl,
+        onDeliveryFailure: (error, channel) => console.error(`sandbox: a sign-in ${channel === "email" ? "mail" : "text"} was not delivered: ${error instanceof Error ? error.message : String(error)}`),
+      });
       onShutdown(() => sandbox.close());
       console.log(`sandbox platform on ${sandbox.url}`);
       return;

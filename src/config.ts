@@ -83,6 +83,7 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_PLATFORMS: z.preprocess(emptyAsUndefined, platformUrls.optional()),
   SANDBOX_PORT: port.default(8788),
   SANDBOX_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
+  SANDBOX_SMTP_URL: optional(z.url({ protocol: /^smtp$/, error: "must be smtp://host:port (plain SMTP, no login)" })),
   ACTION_SERVICE_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   ACTION_SERVICE_FREE_CREDITS: z.coerce.number().int().min(0).max(1_000_000_000).default(100),
   ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: z.coerce.number().int().min(1).max(256).default(8),
@@ -131,6 +132,8 @@ export interface Config {
   browserEndpoints: EndpointSpec[];
   sandboxPort: number;
   sandboxUrl: string;
+  /** Where the sandbox mails its codes and sign-in links (`SANDBOX_SMTP_URL`, `smtp://host:port`); undefined: only its outbox has them. */
+  sandboxSmtpUrl: string | undefined;
   /** Platforms enabled beside the sandbox and where each lives (`ACTION_SERVICE_PLATFORMS`). */
   platforms: Readonly<Record<string, string>>;
   challengeTtlSeconds: number;
@@ -204,6 +207,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     browserEndpoints: [...(env.BROWSER_WS_ENDPOINTS ?? []), ...(env.BROWSER_WS_ENDPOINT ?? [])],
     sandboxPort: env.SANDBOX_PORT,
     sandboxUrl: (env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`).replace(/\/+$/, ""),
+    sandboxSmtpUrl: env.SANDBOX_SMTP_URL,
     platforms: env.ACTION_SERVICE_PLATFORMS ?? {},
     challengeTtlSeconds: env.ACTION_SERVICE_CHALLENGE_TTL_SECONDS,
     freeCredits: env.ACTION_SERVICE_FREE_CREDITS,

@@ -53,7 +53,13 @@ export interface RunningServer {
 export async function startServer(config: Config, options: ServerOptions): Promise<RunningServer> {
   // A platform no driver has is refused before anything starts.
   enabledPlatforms(config.sandboxUrl, config.platforms);
-  const sandbox = options.sandbox ? await startSandbox({ port: config.sandboxPort }) : undefined;
+  const sandbox = options.sandbox
+    ? await startSandbox({
+      port: config.sandboxPort,
+      smtpUrl: config.sandboxSmtpUrl,
+      onDeliveryFailure: (error, channel) => options.logger.warn({ err: error, channel }, "the sandbox could not deliver a sign-in message"),
+    })
+    : undefined;
   const pool = new BrowserPool({
     executablePath: config.browserExecutablePath,
     endpoints: config.browserEndpoints,

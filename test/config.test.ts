@@ -36,6 +36,12 @@ describe("configuration", () => {
     expect(config.publicUrl).toBe("https://actions.example.com");
   });
 
+  it("reads SANDBOX_SMTP_URL as an smtp:// address; anything else is a clear error", () => {
+    expect(loadConfig({}).sandboxSmtpUrl).toBe(undefined);
+    expect(loadConfig({ SANDBOX_SMTP_URL: "smtp://127.0.0.1:2525" }).sandboxSmtpUrl).toBe("smtp://127.0.0.1:2525");
+    expect(() => loadConfig({ SANDBOX_SMTP_URL: "http://127.0.0.1:2525" })).toThrow(/SANDBOX_SMTP_URL="http:\/\/127.0.0.1:2525": must be smtp:\/\/host:port/);
+  });
+
   it("reads ACTION_SERVICE_PLATFORMS as name=url pairs; a name no driver has stops start-up", async () => {
     const config = loadConfig({ ACTION_SERVICE_PLATFORMS: "mediawiki=http://127.0.0.1:8080/, ghost=https://blog.example.com/admin/" });
     expect(config.platforms).toEqual({ mediawiki: "http://127.0.0.1:8080", ghost: "https://blog.example.com/admin" });

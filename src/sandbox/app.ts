@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { createCourier } from "./courier.js";
 import { errorPage, formMiddleware, sessionMiddleware, type SandboxDeps, type SandboxEnv } from "./http.js";
 import { registerAuthRoutes } from "./routes/auth.js";
 import { controlRoutes } from "./routes/control.js";
@@ -19,6 +20,12 @@ export interface SandboxAppOptions {
   clock?: () => Date;
   /** Called with any error that reached the 500 page (default: ignored). */
   onError?: (error: unknown) => void;
+  /** `smtp://host:port`: also mail each code and sign-in link to the user's e-mail (`SANDBOX_SMTP_URL`); unset, they only reach the outbox. */
+  smtpUrl?: string | undefined;
+  /** Called with each mail or text that could not be delivered (default: ignored; the outbox has it anyway). */
+  onDeliveryFailure?: (error: unknown, channel: "email" | "sms") => void;
+  /** The sandbox's origin, e.g. http://127.0.0.1:8788, for the sign-in links it mails; default the origin each request came to. */
+  origin?: string | undefined;
 }
 
 const isControl = (path: string) => path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`);
@@ -28,7 +35,8 @@ export function createSandboxApp(options: SandboxAppOptions = {}): Hono<SandboxE
   const clock = options.clock ?? (() => new Date());
   const state = new SandboxState(clock);
   seedSandbox(state);
-  const deps: SandboxDeps = { state, sessions: new SessionStore(clock), clock };
+  const courier = createCourier({ smtpUrl: options.smtpUrl, onFailure: options.onDeliveryFailure });
+  const deps: SandboxDeps = { state, sessions: new SessionStore(clock), clock, courier, origin: options.origin };
 
   const app = new Hono<SandboxEnv>();
   app.use("*", bodyLimit({

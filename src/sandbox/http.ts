@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
+import type { Courier } from "./courier.js";
 import { alert, html, layout, type SafeHtml } from "./html.js";
 import { SESSION_COOKIE, SESSION_LIFETIME_SECONDS, type Session, type SessionStore } from "./sessions.js";
 import { skinFor, type Skin } from "./skin.js";
@@ -11,6 +12,10 @@ export interface SandboxDeps {
   state: SandboxState;
   sessions: SessionStore;
   clock: () => Date;
+  /** Mails and texts codes and links to users that have somewhere to receive them. */
+  courier: Courier;
+  /** The sandbox's own origin, for links it sends (undefined: the origin the request came to). */
+  origin: string | undefined;
 }
 
 export type SandboxEnv = {
@@ -64,7 +69,8 @@ export function sessionMiddleware(deps: SandboxDeps): MiddlewareHandler<SandboxE
   };
 }
 
-function sameToken(a: string, b: string): boolean {
+/** Compares two secrets in constant time. */
+export function sameToken(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
   return x.length === y.length && timingSafeEqual(x, y);
@@ -105,7 +111,7 @@ export function fields<K extends string>(c: Ctx, ...names: K[]): Record<K, strin
 }
 
 /** Renders a page in the active skin, showing (and clearing) the session's one-time notice. */
-export function renderPage(c: Ctx, title: string, body: SafeHtml, status: 200 | ErrorStatus | 422 = 200): Response {
+export function renderPage(c: Ctx, title: string, body: SafeHtml, status: 200 | ErrorStatus | 410 | 422 = 200): Response {
   const session = c.var.session;
   const flash = session.flash;
   delete session.flash;

@@ -15,6 +15,10 @@ export interface SandboxOptions {
   host?: string;
   /** Injected clock; default real time. */
   clock?: () => Date;
+  /** `smtp://host:port` (`SANDBOX_SMTP_URL`): also mail codes and sign-in links to users' e-mail. */
+  smtpUrl?: string | undefined;
+  /** Called with each mail or text that could not be delivered (default: ignored). */
+  onDeliveryFailure?: (error: unknown, channel: "email" | "sms") => void;
 }
 
 /** A sandbox listening on its own origin. */
@@ -30,8 +34,14 @@ export const DEFAULT_SANDBOX_PORT = 8788;
 /** Starts the sandbox platform on its own port, with freshly seeded in-memory state. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const host = options.host ?? "127.0.0.1";
-  const app = createSandboxApp(options.clock ? { clock: options.clock } : {});
-  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
+  // The app is made once the port is known: the sign-in links it mails name its own origin, not
+  // whatever Host a request claims — unless it listens on every interface, where only the request
+  // says by which name it was reached.
+  const made: { app?: ReturnType<typeof createSandboxApp> } = {};
+  const server = createAdaptorServer({
+    fetch: (request, env) => made.app ? made.app.fetch(request, env) : new Response("Starting", { status: 503 }),
+    hostname: host,
+  }) as Server;
   outlastClientKeepAlive(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -41,9 +51,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const urlHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  const everywhere = host === "0.0.0.0" || host === "::";
+  const urlHost = everywhere ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  const url = `http://${urlHost}:${port}`;
+  made.app = createSandboxApp({
+    ...(everywhere ? {} : { origin: url }),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.smtpUrl !== undefined ? { smtpUrl: options.smtpUrl } : {}),
+    ...(options.onDeliveryFailure ? { onDeliveryFailure: options.onDeliveryFailure } : {}),
+  });
   return {
-    url: `http://${urlHost}:${port}`,
+    url,
     port,
     close: () => new Promise<void>((resolve, reject) => {
       server.close((error) => (error ? reject(error) : resolve()));

@@ -17,6 +17,10 @@ export interface PendingSignIn {
   startedAt: Date;
   attempts: number;
   code?: { value: string; expiresAt: Date };
+  /** The one-time sign-in link mailed to a `magic_link` user: the token at its path's end. */
+  link?: { token: string; expiresAt: Date };
+  /** "Remember this device", ticked on a page whose answer arrives elsewhere (the mailed link). */
+  remember?: boolean;
   deviceApproved: boolean;
   captcha?: Captcha;
 }
@@ -96,6 +100,15 @@ export class SessionStore {
       }
     }
     return count;
+  }
+
+  /** Whether some session's sign-in waits for this sign-in link (to tell a link opened elsewhere from a dead one). */
+  isWaitingForLink(token: string): boolean {
+    for (const session of this.sessions.values()) {
+      const pending = session.pending;
+      if (pending?.link?.token === token && this.isLive(pending) && pending.link.expiresAt.getTime() >= this.clock().getTime()) return true;
+    }
+    return false;
   }
 
   isLive(pending: PendingSignIn): boolean {

@@ -33,6 +33,8 @@ export interface Skin {
     answer: string;
     verifyButton: string;
     resendButton: string;
+    /** Sends a new sign-in link (the `magic_link` challenge). */
+    resendLinkButton: string;
     remember: string;
     deviceContinueButton: string;
     captchaVerifyButton: string;
@@ -78,6 +80,7 @@ export const CLASSIC: Skin = {
     answer: "Your answer",
     verifyButton: "Verify",
     resendButton: "Send a new code",
+    resendLinkButton: "Send a new link",
     remember: "Remember this device",
     deviceContinueButton: "I approved it",
     captchaVerifyButton: "Verify",
@@ -123,6 +126,7 @@ export const REDESIGN: Skin = {
     answer: "Security answer",
     verifyButton: "Confirm",
     resendButton: "Resend code",
+    resendLinkButton: "Resend link",
     remember: "Trust this browser",
     deviceContinueButton: "Done, continue",
     captchaVerifyButton: "Submit",
@@ -145,6 +149,9 @@ export const REDESIGN: Skin = {
     messageButton: "Send message",
   },
 };
+
+/** Where a mailed one-time sign-in link points (`${SIGN_IN_LINK_PATH}/<token>`), the same in both skins. */
+export const SIGN_IN_LINK_PATH = "/sign-in/link";
 
 export const SKINS: readonly Skin[] = [CLASSIC, REDESIGN];
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** How a user's sign-in is challenged after the password. */
-export const CHALLENGE_KINDS = ["none", "totp", "email", "sms", "device", "captcha", "question", "checkpoint"] as const;
+export const CHALLENGE_KINDS = ["none", "totp", "email", "sms", "device", "captcha", "question", "checkpoint", "magic_link"] as const;
 export type ChallengeKind = (typeof CHALLENGE_KINDS)[number];
 
 /** What a `question` user is asked when created without a question of their own. */
@@ -29,6 +29,8 @@ export interface User {
   messaging: boolean;
   email: string;
   phone: string;
+  /** Where the user's texts are posted, like a phone's forwarding rule (DESIGN §15); without it they only reach the outbox. */
+  smsUrl?: string;
   createdAt: Date;
 }
 
@@ -41,6 +43,7 @@ export interface NewUser {
   totpSecret?: string;
   email?: string;
   phone?: string;
+  smsUrl?: string;
   securityQuestion?: string;
   securityAnswer?: string;
   /** Default true. */
@@ -50,7 +53,9 @@ export interface NewUser {
 export interface Post { id: string; author: string; text: string; createdAt: Date }
 export interface Conversation { id: string; participants: readonly [string, string]; createdAt: Date }
 export interface Message { id: string; conversationId: string; from: string; text: string; sentAt: Date }
-export interface OutboxEntry { channel: "email" | "sms"; to: string; code: string; text: string; sentAt: Date }
+/** A sign-in code or link "sent" to a user; a mail also has its subject. */
+export type OutboxEntry = { channel: "email" | "sms"; to: string; subject?: string; text: string; sentAt: Date }
+  & ({ code: string; link?: never } | { link: string; code?: never });
 export interface RateLimitSettings { max: number; windowSeconds: number }
 /** `responseDelayMs`: a slow platform — every form it handles answers this much later (the change is already made). */
 export interface Settings { redesign: boolean; rateLimit: RateLimitSettings; responseDelayMs: number }
@@ -104,6 +109,7 @@ export class SandboxState {
       createdAt: this.clock(),
     };
     if (input.totpSecret !== undefined) user.totpSecret = input.totpSecret;
+    if (input.smsUrl !== undefined) user.smsUrl = input.smsUrl;
     if (input.challenge === "question" || input.securityQuestion !== undefined || input.securityAnswer !== undefined) {
       user.security = {
         question: input.securityQuestion ?? DEFAULT_SECURITY_QUESTION,
@@ -189,12 +195,27 @@ export class SandboxState {
     return { ok: true, conversation, message };
   }
 
-  /** "Sends" a sign-in code by e-mail or text message: it lands in the outbox. */
+  /** "Sends" a sign-in code by e-mail or text message: it lands in the outbox (and is mailed or texted by the caller). */
   deliverCode(user: User, channel: "email" | "sms", code: string): OutboxEntry {
-    const text = channel === "email"
-      ? `Your Sandbox Social sign-in code is ${code}. It expires in 10 minutes. If you didn't try to sign in, ignore this email.`
-      : `Sandbox Social: ${code} is your sign-in code. It expires in 10 minutes.`;
-    const entry: OutboxEntry = { channel, to: user.handle, code, text, sentAt: this.clock() };
+    const entry: OutboxEntry = channel === "email"
+      ? {
+        channel, to: user.handle, code, subject: `Your Sandbox Social code is ${code}`, sentAt: this.clock(),
+        text: `Your Sandbox Social sign-in code is ${code}. It expires in 10 minutes. If you didn't try to sign in, ignore this email.`,
+      }
+      : { channel, to: user.handle, code, text: `Your Sandbox Social code is ${code}. It expires in 10 minutes.`, sentAt: this.clock() };
+    return this.keep(entry);
+  }
+
+  /** "Sends" a one-time sign-in link by e-mail (a `magic_link` user): it lands in the outbox. */
+  deliverLink(user: User, link: string): OutboxEntry {
+    return this.keep({
+      channel: "email", to: user.handle, link, subject: "Sign in to Sandbox Social", sentAt: this.clock(),
+      text: `Hi ${user.name},\n\nOpen this link to sign in to Sandbox Social:\n\n${link}\n\n`
+        + "It works once, in the browser you signed in from, and expires in 10 minutes. If you didn't try to sign in, ignore this email.",
+    });
+  }
+
+  private keep(entry: OutboxEntry): OutboxEntry {
     this.outbox.push(entry);
     if (this.outbox.length > MAX_OUTBOX) this.outbox.shift();
     return entry;

@@ -104,6 +104,23 @@ describe("signing in to the sandbox", () => {
     await heading(page, "Feed");
   });
 
+  it("signs a magic_link user in by the mailed link, remembering the device ticked on the page", async () => {
+    const user = await createUser(sandbox.url, "magic_link");
+    await submitSignIn(page, sandbox.url, user.handle);
+    await heading(page, "Check your email for a sign-in link");
+    expect(await page.getByLabel("Security code").count()).toBe(0);
+    // The box is saved as it is ticked: the answer is a link opened later, not a form sent from here.
+    const saved = page.waitForResponse((response) => response.request().method() === "POST");
+    await page.getByLabel("Remember this device").check();
+    expect((await saved).status()).toBe(200);
+    const [entry] = (await control(sandbox.url, "GET", `/outbox?to=${user.handle}`)).json;
+    await page.goto(entry.link);
+    await heading(page, "Feed");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await submitSignIn(page, sandbox.url, user.handle);
+    await heading(page, "Feed");
+  });
+
   it("moves erin on once her other device approves the sign-in", async () => {
     expect((await control(sandbox.url, "POST", "/devices/approve", { handle: "erin" })).status).toBe(404);
     await submitSignIn(page, sandbox.url, "erin");

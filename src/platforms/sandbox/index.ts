@@ -1,6 +1,6 @@
 import { defineDriver } from "../define-driver.js";
 import { browserSteps, connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
-import { FAILURES } from "./pages.js";
+import { FAILURES, INBOX } from "./pages.js";
 import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
 
 /** The driver for the sandbox platform (DESIGN §9). */
@@ -13,6 +13,7 @@ export const sandboxDriver = defineDriver({
   failures: FAILURES,
   signIn: SIGN_IN_SPEC,
   signedInAs,
+  inbox: INBOX,
   whenUnreachable: "Is the sandbox running? Start it with `action-service sandbox` (or `npm start`, which runs it beside the service), and check SANDBOX_URL.",
   actions: {
     connect,

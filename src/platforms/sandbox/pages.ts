@@ -42,13 +42,16 @@ export const SIGN_IN = {
 
 /**
  * Challenge pages by their heading, the challenge kind each one is, and the field an answer is
- * typed into. A page without a field moves on only on the page (the live browser, another device).
+ * typed into. A page without a field moves on only on the page (the live browser, another device),
+ * or, with `link`, when the mailed sign-in link is opened in the account's page.
  */
-export interface ChallengePage { kind: ChallengeKind; heading: string; field?: (page: Page) => Locator }
+export interface ChallengePage { kind: ChallengeKind; heading: string; field?: (page: Page) => Locator; link?: boolean }
 
 export const CHALLENGE_PAGES: readonly ChallengePage[] = [
   { kind: "two_factor_code", heading: "Two-factor authentication", field: SIGN_IN.code },
   { kind: "email_code", heading: "Check your email", field: SIGN_IN.code },
+  // A `magic_link` user: the sandbox mails a one-time sign-in link instead of a code.
+  { kind: "email_code", heading: "Check your email for a sign-in link", link: true },
   { kind: "sms_code", heading: "Check your phone", field: SIGN_IN.code },
   { kind: "device_approval", heading: "Check your other device" },
   { kind: "captcha", heading: "Let's make sure you're a person" },
@@ -59,6 +62,16 @@ export const CHALLENGE_PAGES: readonly ChallengePage[] = [
 export function challengeHeading(page: Page, heading: string) {
   return page.getByRole("heading", { level: 1, name: heading, exact: true });
 }
+
+/**
+ * How the sandbox's mails and texts read (DESIGN §15): a code in "Your Sandbox Social code is
+ * 123456" (a mail's subject, a text) or "…sign-in code is 123456" (a mail's text), and the one-time
+ * link `<origin>/sign-in/link/<token>` a `magic_link` user is mailed.
+ */
+export const INBOX = {
+  code: /\bSandbox Social (?:sign-in )?code is (\d{6})\b/,
+  link: /(https?:\/\/[^\s/"'<>]+\/sign-in\/link\/[A-Za-z0-9_-]{22,})/,
+};
 
 /** Page states that end any action. */
 export const FAILURES: readonly FailureDetector[] = [

@@ -11,10 +11,11 @@ export const SIGN_IN_SPEC: SignInSpec = {
   // The sign-in page shown again after sending it is the refusal; its alert says why.
   refused: PAGES.signIn,
   alert: PAGES.alert,
-  challenges: CHALLENGE_PAGES.map(({ kind, heading, field }) => ({
+  challenges: CHALLENGE_PAGES.map(({ kind, heading, field, link }) => ({
     kind,
     shows: (page: Page) => challengeHeading(page, heading),
     ...(field ? { field, submit: SIGN_IN.verify } : {}),
+    ...(link ? { link } : {}),
     remember: SIGN_IN.remember,
     // The page's first paragraph says what is asked.
     message: async (page: Page) => (await page.getByRole("main").getByRole("paragraph").first().innerText()).trim(),

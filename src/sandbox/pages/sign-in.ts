@@ -16,10 +16,32 @@ export const SIGN_IN_TEXT = {
   tooManyAnswers: "Too many incorrect answers. Sign in again.",
   attemptExpired: "Your sign-in attempt expired. Sign in again.",
   codeResent: "We sent you a new code.",
+  linkResent: "We sent you a new link.",
   notApproved: "We haven't received your approval yet. Approve the sign-in on your other device, then try again.",
   wrongTiles: "Those weren't the right tiles. Try again.",
   signedOut: "You've signed out.",
 } as const;
+
+/** The pages a mailed sign-in link shows when it does not sign in (docs/sandbox.md quotes them). */
+export const SIGN_IN_LINK_TEXT = {
+  expired: {
+    heading: "This sign-in link has expired",
+    text: "Sign-in links work once and expire after 10 minutes. Sign in again to get a new one.",
+  },
+  elsewhere: {
+    heading: "Open this link in the browser you signed in from",
+    text: "This sign-in link finishes a sign-in started in another browser. Open it there, or sign in here to get a link of your own.",
+  },
+} as const;
+
+export function signInLinkRefusedBody(skin: Skin, reason: keyof typeof SIGN_IN_LINK_TEXT): SafeHtml {
+  const text = SIGN_IN_LINK_TEXT[reason];
+  return html`<section class="card panel narrow">
+    <h1>${text.heading}</h1>
+    <p>${text.text}</p>
+    <p><a href="${skin.paths.signIn}">${skin.text.signInButton}</a></p>
+  </section>`;
+}
 
 export interface SignInView { skin: Skin; csrf: string; error?: string; username?: string; next?: string }
 
@@ -58,6 +80,8 @@ export function challengeIntro(user: User, pending: PendingSignIn): { heading: s
       return { heading: "Let's make sure you're a person", intro: `Select all tiles showing a ${pending.captcha?.word ?? ""}` };
     case "question":
       return { heading: "Answer your security question", intro: user.security?.question ?? "" };
+    case "magic_link":
+      return { heading: "Check your email for a sign-in link", intro: `We sent a sign-in link to ${maskEmail(user.email)}. Open it to continue.` };
     case "checkpoint":
       return { heading: "Your account has been restricted", intro: "We restricted your account. We noticed activity on it that doesn't follow our rules, so you can't use Sandbox Social for now." };
   }
@@ -113,6 +137,25 @@ function deviceForm(view: ChallengeView): SafeHtml {
     <script>${raw(DEVICE_SCRIPT)}</script>`;
 }
 
+// Ticking "remember this device" is saved at once: the answer is a link opened later, not this form.
+const LINK_SCRIPT = `(function(){var f=document.getElementById('link-form');var box=document.getElementById('remember');
+box.addEventListener('change',function(){fetch(f.action,{method:'POST',credentials:'same-origin',body:new URLSearchParams(new FormData(f))}).catch(function(){})})})();`;
+
+function linkForm(view: ChallengeView): SafeHtml {
+  const { skin } = view;
+  return html`<p class="muted">The link works once, in this browser, for 10 minutes.</p>
+    <form method="post" action="${skin.paths.challenge}" id="link-form">
+      ${csrfField(view.csrf)}
+      ${rememberBox(skin)}
+      <noscript><div class="actions"><button type="submit" class="secondary">Save</button></div></noscript>
+    </form>
+    <form method="post" action="${skin.paths.challenge}/resend" class="actions">
+      ${csrfField(view.csrf)}<span class="muted">Didn't get it?</span>
+      <button type="submit" class="secondary">${skin.text.resendLinkButton}</button>
+    </form>
+    <script>${raw(LINK_SCRIPT)}</script>`;
+}
+
 // Clicking a tile toggles it; the form carries the ids of the selected tiles.
 const CAPTCHA_SCRIPT = `(function(){var input=document.getElementById('tiles');var picked=[];
 document.querySelectorAll('button.tile').forEach(function(t){t.addEventListener('click',function(){
@@ -146,6 +189,7 @@ export function challengeBody(view: ChallengeView): SafeHtml {
     : kind === "captcha" ? captchaForm(view)
     : kind === "question" ? questionForm(view)
     : kind === "checkpoint" ? checkpointBody(view)
+    : kind === "magic_link" ? linkForm(view)
     : codeForm(view);
   const word = view.pending.captcha?.word;
   const introLine = kind === "captcha" && word

@@ -4,13 +4,13 @@ import {
   CODE_LIFETIME_MS, MAX_CODE_ATTEMPTS, captchaSolved, newCaptcha, newCode, normalizeCode, securityAnswerMatches, verifyTotp,
 } from "../challenges.js";
 import {
-  errorPage, fields, onlyIn, renderPage, safeNext, setSessionCookie,
+  errorPage, fields, onlyIn, renderPage, safeNext, sameToken, setSessionCookie,
   type Ctx, type SandboxDeps, type SandboxEnv,
 } from "../http.js";
-import { SIGN_IN_TEXT, challengeBody, challengeIntro, signInBody } from "../pages/sign-in.js";
+import { SIGN_IN_LINK_TEXT, SIGN_IN_TEXT, challengeBody, challengeIntro, signInBody, signInLinkRefusedBody } from "../pages/sign-in.js";
 import { DEVICE_COOKIE, DEVICE_LIFETIME_SECONDS, type PendingSignIn } from "../sessions.js";
-import { SKINS } from "../skin.js";
-import type { User } from "../state.js";
+import { SIGN_IN_LINK_PATH, SKINS } from "../skin.js";
+import { randomToken, type User } from "../state.js";
 
 /** Sign-in, its challenge step, and sign-out, for both skins. */
 export function registerAuthRoutes(app: Hono<SandboxEnv>, deps: SandboxDeps): void {
@@ -53,6 +53,10 @@ export function registerAuthRoutes(app: Hono<SandboxEnv>, deps: SandboxDeps): vo
       const found = currentChallenge(c, deps);
       if (found instanceof Response) return found;
       const { user, pending } = found;
+      if (pending.kind === "magic_link") {
+        sendLink(c, deps, user, pending);
+        return showChallenge(c, user, pending, { notice: SIGN_IN_TEXT.linkResent });
+      }
       if (pending.kind !== "email" && pending.kind !== "sms") return c.redirect(challenge, 303);
       sendCode(deps, user, pending);
       return showChallenge(c, user, pending, { notice: SIGN_IN_TEXT.codeResent });
@@ -60,6 +64,8 @@ export function registerAuthRoutes(app: Hono<SandboxEnv>, deps: SandboxDeps): vo
 
     app.post(challenge, guard, (c) => postChallenge(c, deps));
   }
+  // The same path in both skins: a mail sent before the redesign still signs in after it.
+  app.get(`${SIGN_IN_LINK_PATH}/:token`, (c) => openSignInLink(c, deps));
 }
 
 async function postSignIn(c: Ctx, deps: SandboxDeps): Promise<Response> {
@@ -86,6 +92,7 @@ async function postSignIn(c: Ctx, deps: SandboxDeps): Promise<Response> {
   };
   if (next) pending.next = next;
   if (pending.kind === "email" || pending.kind === "sms") sendCode(deps, user, pending);
+  if (pending.kind === "magic_link") sendLink(c, deps, user, pending);
   if (pending.kind === "captcha") pending.captcha = newCaptcha();
   c.var.session.pending = pending;
   return c.redirect(skin.paths.challenge, 303);
@@ -129,9 +136,31 @@ async function postChallenge(c: Ctx, deps: SandboxDeps): Promise<Response> {
       if (pending.attempts >= MAX_CODE_ATTEMPTS) return abandon(c, SIGN_IN_TEXT.tooManyAnswers);
       return showChallenge(c, user, pending, { error: SIGN_IN_TEXT.wrongAnswer });
     }
+    case "magic_link":
+      // The answer arrives by mail; this form only keeps "remember this device" for when the link is opened.
+      pending.remember = remember;
+      return showChallenge(c, user, pending);
     case "checkpoint":
       return showChallenge(c, user, pending);
   }
+}
+
+/**
+ * A mailed sign-in link, opened. Like a real platform's, it finishes only the sign-in that sent it,
+ * in the browser that typed the password (the session's pending sign-in holds its token): a link
+ * forwarded to or intercepted by someone else signs nobody in there, and stays usable where it
+ * belongs. It works once (signing in drops the pending sign-in) and for CODE_LIFETIME_MS.
+ */
+function openSignInLink(c: Ctx, deps: SandboxDeps): Response {
+  const token = c.req.param("token") ?? "";
+  const pending = c.var.session.pending;
+  const user = pending ? deps.state.users.get(pending.handle) : undefined;
+  const link = pending?.kind === "magic_link" && deps.sessions.isLive(pending) ? pending.link : undefined;
+  if (user && pending && link && sameToken(link.token, token) && deps.clock().getTime() <= link.expiresAt.getTime()) {
+    return completeSignIn(c, deps, user, pending.next, pending.remember ?? false);
+  }
+  const reason = deps.sessions.isWaitingForLink(token) ? "elsewhere" : "expired";
+  return renderPage(c, SIGN_IN_LINK_TEXT[reason].heading, signInLinkRefusedBody(c.var.skin, reason), reason === "elsewhere" ? 403 : 410);
 }
 
 /** The session's sign-in waiting at its challenge, or a redirect to sign-in when there is none. */
@@ -156,10 +185,22 @@ function showChallenge(c: Ctx, user: User, pending: PendingSignIn, extra: { erro
   return renderPage(c, heading, body, extra.error ? 422 : 200);
 }
 
+/** Sends a new code (the older one stops counting): to the outbox, and mailed or texted where the user can receive it. */
 function sendCode(deps: SandboxDeps, user: User, pending: PendingSignIn): void {
   const code = newCode();
   pending.code = { value: code, expiresAt: new Date(deps.clock().getTime() + CODE_LIFETIME_MS) };
-  deps.state.deliverCode(user, pending.kind === "sms" ? "sms" : "email", code);
+  const entry = deps.state.deliverCode(user, pending.kind === "sms" ? "sms" : "email", code);
+  if (entry.channel === "email") deps.courier.mail({ to: user.email, subject: entry.subject ?? entry.text, text: entry.text });
+  else if (user.smsUrl !== undefined) deps.courier.text(user.smsUrl, entry.text);
+}
+
+/** Sends a new one-time sign-in link (the older one stops working) to the outbox and the user's e-mail. */
+function sendLink(c: Ctx, deps: SandboxDeps, user: User, pending: PendingSignIn): void {
+  const token = randomToken();
+  pending.link = { token, expiresAt: new Date(deps.clock().getTime() + CODE_LIFETIME_MS) };
+  const origin = deps.origin ?? new URL(c.req.url).origin;
+  const entry = deps.state.deliverLink(user, `${origin}${SIGN_IN_LINK_PATH}/${token}`);
+  deps.courier.mail({ to: user.email, subject: entry.subject ?? entry.text, text: entry.text });
 }
 
 function checkSentCode(deps: SandboxDeps, pending: PendingSignIn, code: string): "ok" | "wrong" | "expired" {

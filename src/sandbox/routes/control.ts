@@ -13,6 +13,7 @@ const NewUserBody = z.strictObject({
   headline: z.string().max(200).optional(),
   email: z.email().optional(),
   phone: z.string().regex(/^\+?[0-9 ()-]{6,20}$/).optional(),
+  sms_url: z.url({ protocol: /^https?$/ }).max(2000).optional(),
   security_question: z.string().trim().min(1).max(200).optional(),
   security_answer: z.string().trim().min(1).max(200).optional(),
   messaging: z.boolean().optional(),
@@ -55,7 +56,7 @@ async function readBody<T>(c: Context, schema: z.ZodType<T>): Promise<T | Respon
 function userJson(user: User) {
   return {
     handle: user.handle, name: user.name, headline: user.headline, challenge: user.challenge, email: user.email, phone: user.phone,
-    messaging: user.messaging, ...(user.security ? { security_question: user.security.question } : {}),
+    ...(user.smsUrl !== undefined ? { sms_url: user.smsUrl } : {}), messaging: user.messaging, ...(user.security ? { security_question: user.security.question } : {}),
   };
 }
 
@@ -85,6 +86,7 @@ export function controlRoutes(deps: SandboxDeps): Hono {
       ...(totpSecret !== undefined ? { totpSecret: totpSecret.replace(/\s+/g, "").toUpperCase() } : {}),
       ...(body.email !== undefined ? { email: body.email } : {}),
       ...(body.phone !== undefined ? { phone: body.phone } : {}),
+      ...(body.sms_url !== undefined ? { smsUrl: body.sms_url } : {}),
       ...(body.security_question !== undefined ? { securityQuestion: body.security_question } : {}),
       ...(body.security_answer !== undefined ? { securityAnswer: body.security_answer } : {}),
       ...(body.messaging !== undefined ? { messaging: body.messaging } : {}),
@@ -96,8 +98,12 @@ export function controlRoutes(deps: SandboxDeps): Hono {
   app.get("/outbox", (c) => {
     const to = c.req.query("to");
     if (to !== undefined && !state.users.has(to.toLowerCase())) return unknownUser(c, to);
+    // A mailed sign-in link carries `link` where a code carries `code`.
     const entries = state.outboxFor(to?.toLowerCase()).map((entry) => ({
-      channel: entry.channel, to: entry.to, code: entry.code, text: entry.text, sent_at: entry.sentAt.toISOString(),
+      channel: entry.channel, to: entry.to,
+      ...(entry.link !== undefined ? { link: entry.link } : { code: entry.code }),
+      ...(entry.subject !== undefined ? { subject: entry.subject } : {}),
+      text: entry.text, sent_at: entry.sentAt.toISOString(),
     }));
     return c.json(entries);
   });
