@@ -112,7 +112,6 @@ export const ConfigSchema = z.object({
     .regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, "must be a domain name, e.g. inbox.example.com")
     .default("inbox.localhost")
     .transform((domain) => domain.toLowerCase()),
-  SANDBOX_SMTP_URL: optional(z.url({ protocol: /^smtp$/ })),
   ACTION_SERVICE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -157,8 +156,6 @@ export interface Config {
   smtp: { port: number | undefined; host: string };
   /** `ACTION_SERVICE_MAIL_DOMAIN`: inbox addresses are `<token>@<domain>`. */
   mailDomain: string;
-  /** Where the sandbox started with `serve` mails its codes (`SANDBOX_SMTP_URL`); undefined: only its outbox keeps them. */
-  sandboxSmtpUrl: string | undefined;
 }
 
 /** x402 top-ups: `settings` when every variable is set, else the names still `missing`. */
@@ -225,7 +222,6 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     webhookAllowPrivate: env.ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE === "true",
     smtp: { port: env.ACTION_SERVICE_SMTP_PORT, host: env.ACTION_SERVICE_SMTP_HOST },
     mailDomain: env.ACTION_SERVICE_MAIL_DOMAIN,
-    sandboxSmtpUrl: env.SANDBOX_SMTP_URL,
   };
 }
 

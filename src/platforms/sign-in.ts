@@ -149,6 +149,7 @@ async function answerChallenge(spec: SignInSpec, context: DriverContext, challen
   const message = await challenge.message(page);
   const remember = challenge.remember?.(page);
   if (remember && (await remember.count()) > 0) await remember.check();
+  if (challenge.link) return answerWithLink(spec, context, challenge, message);
   const field = challenge.field?.(page);
   if (!field) {
     // Nothing to type through the API: only the other device or the live browser moves this page on.
@@ -163,6 +164,42 @@ async function answerChallenge(spec: SignInSpec, context: DriverContext, challen
     if (answer === undefined) return;
     if ((await submitAnswer(spec, context, challenge, answer)) === "moved") return;
     await context.refuseAnswer(await alertText(spec, page));
+  }
+}
+
+/**
+ * The platform mailed a sign-in link: each answer (from the inbox, the API, MCP or the live page)
+ * is opened in the account's own page when it is a link of the platform's origin, never anything
+ * else; one the platform does not take is a refused answer.
+ */
+async function answerWithLink(spec: SignInSpec, context: DriverContext, challenge: ChallengePage, message: string): Promise<void> {
+  const { page } = context;
+  for (;;) {
+    const answer = await context.challenge({ kind: challenge.kind, message, resolvedOnPage: leftChallenge(spec, context, challenge) });
+    if (answer === undefined) return;
+    const link = platformLink(answer, context.baseUrl);
+    if (!link) {
+      await context.refuseAnswer(`That is not a link of the platform (${new URL(context.baseUrl).origin}): answer with the sign-in link from the mail.`);
+      continue;
+    }
+    await context.open(link);
+    const state = await context.settle(
+      { signedIn: spec.signedIn(page), again: challenge.refusal?.(page) ?? challenge.shows(page), refused: spec.refused(page), moved: anyOther(spec, page, challenge) },
+      waitOf(spec),
+    );
+    if (state === "signedIn" || state === "moved") return;
+    if (state === "refused") throw new ActionFailure("login_failed", `The platform refused the sign-in link: ${await alertText(spec, page)}`);
+    await context.refuseAnswer("The platform did not take the sign-in link (expired, used, or from another sign-in).");
+  }
+}
+
+/** `answer` as a URL of the platform's own origin, or undefined. */
+function platformLink(answer: string, baseUrl: string): string | undefined {
+  try {
+    const url = new URL(answer.trim());
+    return url.origin === new URL(baseUrl).origin ? url.href : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -9,11 +9,11 @@ export const sandboxDriver = defineDriver({
     name: "sandbox",
     title: "Sandbox Social",
     description: "A local social network with every sign-in challenge and failure, for demos and tests (`action-service sandbox`).",
+    inbox: INBOX,
   },
   failures: FAILURES,
   signIn: SIGN_IN_SPEC,
   signedInAs,
-  inbox: INBOX,
   whenUnreachable: "Is the sandbox running? Start it with `action-service sandbox` (or `npm start`, which runs it beside the service), and check SANDBOX_URL.",
   actions: {
     connect,

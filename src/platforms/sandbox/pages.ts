@@ -17,6 +17,9 @@ export const PATHS = {
 export const PAGES = {
   home: (page: Page) => page.getByRole("heading", { level: 1, name: "Feed", exact: true }),
   signIn: (page: Page) => page.getByRole("heading", { name: "Sign in to Sandbox Social" }),
+  /** A mailed sign-in link that did not sign in: expired or used, or opened in another browser. */
+  linkRefused: (page: Page) =>
+    page.getByRole("heading", { level: 1, name: "This sign-in link has expired", exact: true }).or(page.getByRole("heading", { level: 1, name: "Open this link in the browser you signed in from", exact: true })),
   composer: (page: Page) => page.getByLabel("What's on your mind?"),
   postButton: (page: Page) => page.getByRole("button", { name: "Post", exact: true }),
   postCreated: (page: Page) => page.getByRole("status").filter({ hasText: "Your post is live." }),

@@ -15,7 +15,8 @@ export const SIGN_IN_SPEC: SignInSpec = {
     kind,
     shows: (page: Page) => challengeHeading(page, heading),
     ...(field ? { field, submit: SIGN_IN.verify } : {}),
-    ...(link ? { link } : {}),
+    // A sign-in link that did not work shows a page of its own.
+    ...(link ? { link, refusal: PAGES.linkRefused } : {}),
     remember: SIGN_IN.remember,
     // The page's first paragraph says what is asked.
     message: async (page: Page) => (await page.getByRole("main").getByRole("paragraph").first().innerText()).trim(),
