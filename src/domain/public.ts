@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ACTION_TYPES } from "./actions.js";
 import { CHALLENGE_KINDS } from "./challenges.js";
 import { ACTION_ERROR_CODES, REQUEST_ERRORS, type RequestErrorCode } from "./errors.js";
-import { ANSWERED_BY } from "./inbox.js";
+import { ANSWERED_BY, INBOX_CHANNELS } from "./inbox.js";
 import { ACTION_STATUSES } from "./status.js";
 
 /** The public shapes clients read (DESIGN §3, §5): REST responses, MCP output schemas and OpenAPI. */
@@ -80,6 +80,17 @@ export const AccountJson = z
   })
   .meta({ id: "Account" });
 
+export const MessageJson = z
+  .object({
+    id: z.string().describe("The message's id (`msg_…`)."),
+    object: z.literal("message").describe("Always `message`."),
+    channel: z.enum(INBOX_CHANNELS).describe("email or sms."),
+    from: z.string().optional().describe("Who sent it, as the mail or text said (absent for pushed messages)."),
+    received_at: timestamp.describe("When the inbox received it; it is kept 24 hours."),
+    used_for: z.string().optional().describe("The action whose challenge it answered; absent while unused (nothing found in it, or no challenge waited)."),
+  })
+  .meta({ id: "Message" });
+
 export const ErrorJson = z
   .object({
     error: z.object({
@@ -122,6 +133,7 @@ export function listOf<T extends z.ZodType>(item: T) {
 
 export type PublicAction = z.infer<typeof ActionJson>;
 export type PublicAccount = z.infer<typeof AccountJson>;
+export type PublicMessage = z.infer<typeof MessageJson>;
 export type PlatformReference = z.infer<typeof PlatformJson>;
 
 export const EVENT_TYPES = ["action.updated", "account.updated"] as const;

@@ -1,6 +1,8 @@
 import { z } from "zod";
-import { AccountJson, listOf } from "../../domain/public.js";
+import { AccountJson, MessageJson, listOf } from "../../domain/public.js";
 import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts/index.js";
+import { PushMessageInput } from "../../engine/inbox/index.js";
+import { presentMessage } from "../../engine/present/index.js";
 import { defineRoute } from "../route.js";
 import { errorResponses } from "./common.js";
 
@@ -84,6 +86,48 @@ accountRoutes.push(
     },
     async handle({ principal, params, engine }) {
       return { status: 201, body: await engine.live.createSignInLink(principal, params.id) };
+    },
+  }),
+);
+
+// The inbox (DESIGN §15).
+accountRoutes.push(
+  defineRoute({
+    method: "post",
+    path: "/v1/accounts/{id}/inbox/rotate",
+    tag: "accounts",
+    summary: "Replace the account's inbox address and SMS URL",
+    description: "Both are replaced; the old ones stop working at once (mail to the old address is refused with 550, the old SMS URL answers 404).",
+    params: IdParams,
+    responses: { 200: { description: "The account, with its new inbox.", schema: AccountJson }, ...errorResponses(401, 403, 404, 429) },
+    async handle({ principal, params, engine }) {
+      return { status: 200, body: await engine.presentAccount(principal, await engine.inbox.rotate(principal, params.id)) };
+    },
+  }),
+  defineRoute({
+    method: "post",
+    path: "/v1/accounts/{id}/messages",
+    tag: "accounts",
+    summary: "Push a message to the account's inbox",
+    description:
+      "A mail or text a person or agent received elsewhere. It answers the account's waiting email_code (channel email) or sms_code (sms) challenge, or one that starts within 10 minutes, with the code or sign-in link found in it; each message at most once.",
+    params: IdParams,
+    body: PushMessageInput,
+    responses: { 202: { description: "Kept; `used_for` names the action it answered, if it answered one now.", schema: MessageJson }, ...errorResponses(400, 401, 403, 404, 422, 429) },
+    async handle({ principal, params, body, engine }) {
+      return { status: 202, body: presentMessage(await engine.inbox.push(principal, params.id, body)) };
+    },
+  }),
+  defineRoute({
+    method: "get",
+    path: "/v1/accounts/{id}/messages",
+    tag: "accounts",
+    summary: "List the account's recent messages",
+    description: "The messages its inbox received in the last 24 hours (never their text), newest first, and the action each answered. Admin keys only.",
+    params: IdParams,
+    responses: { 200: { description: "Its messages.", schema: listOf(MessageJson) }, ...errorResponses(401, 403, 404, 429) },
+    async handle({ principal, params, engine }) {
+      return { status: 200, body: { data: (await engine.inbox.list(principal, params.id)).map(presentMessage) } };
     },
   }),
 );

@@ -1,4 +1,4 @@
-import type { PublicAccount, PublicAction } from "../../domain/public.js";
+import type { PublicAccount, PublicAction, PublicMessage } from "../../domain/public.js";
 import type { Store } from "../../store/index.js";
 import type { AccountRecord, ActionRecord, ChallengeRecord } from "../../store/records.js";
 
@@ -6,7 +6,19 @@ export function liveUrl(publicUrl: string, token: string): string {
   return `${publicUrl.replace(/\/+$/, "")}/live/${token}`;
 }
 
-export type { PublicAccount, PublicAction };
+export type { PublicAccount, PublicAction, PublicMessage };
+
+/** The public JSON of an inbox message: never its text. */
+export function presentMessage(message: { id: string; channel: PublicMessage["channel"]; from: string | undefined; received_at: string; used_for: string | undefined }): PublicMessage {
+  return {
+    id: message.id,
+    object: "message",
+    channel: message.channel,
+    ...(message.from !== undefined ? { from: message.from } : {}),
+    received_at: message.received_at,
+    ...(message.used_for !== undefined ? { used_for: message.used_for } : {}),
+  };
+}
 
 /** The public JSON of an action (DESIGN §3): fields absent when not applicable, never null. */
 export function presentAction(action: ActionRecord, challenge?: { record: ChallengeRecord; signInUrl: string }, nextStep?: string): PublicAction {

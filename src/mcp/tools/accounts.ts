@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { AppError } from "../../domain/errors.js";
-import { AccountJson, ActionJson, listOf } from "../../domain/public.js";
+import { AccountJson, ActionJson, MessageJson, listOf } from "../../domain/public.js";
 import { CreateAccountInput, UpdateAccountInput } from "../../engine/accounts/index.js";
+import { PushMessageInput } from "../../engine/inbox/index.js";
+import { presentMessage } from "../../engine/present/index.js";
 import { describeAccount, describeAction } from "../describe.js";
 import { AccountOutput, SignInLinkOutput, accountId, waitSeconds } from "../schemas.js";
 import { defineTool } from "../tool.js";
@@ -108,6 +110,21 @@ export const accountTools = [
     async handle(_args, { engine, principal }) {
       const data = await Promise.all((await engine.accounts.list(principal)).map((account) => engine.presentAccount(principal, account)));
       return { structured: { data }, text: data.length === 0 ? "No accounts yet: add one with connect_account." : data.map(describeAccount).join("\n") };
+    },
+  }),
+  defineTool({
+    name: "forward_message",
+    title: "Forward a code message",
+    description:
+      "Gives an account's inbox a mail (channel email) or text message (sms) that you received elsewhere, e.g. a sign-in code the platform sent to the owner. " +
+      "It answers the account's action waiting at an email_code or sms_code challenge (or one that starts within 10 minutes) with the code or sign-in link found in it, each message once; the action's answered_by then says inbox. Free.",
+    input: z.strictObject({ account_id: accountId, ...PushMessageInput.shape }),
+    output: MessageJson,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    async handle({ account_id, channel, text }, { engine, principal }) {
+      const message = presentMessage(await engine.inbox.push(principal, account_id, { channel, text }));
+      const used = message.used_for ? `It answered the challenge of action ${message.used_for}.` : "No challenge waits for it now: it answers one of its channel that starts within 10 minutes.";
+      return { structured: message, text: `The inbox of account ${account_id} received the ${channel} message ${message.id}. ${used}` };
     },
   }),
 ];
