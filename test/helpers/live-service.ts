@@ -5,6 +5,7 @@ import { loadConfig, type Config } from "../../src/config.js";
 import { createLogger, silentLogger } from "../../src/engine/logger.js";
 import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server.js";
+import { freePort } from "./processes.js";
 
 /** A real service (real Chromium, real SQLite, real HTTP on 127.0.0.1) against a real sandbox. */
 export interface LiveService {
@@ -28,6 +29,11 @@ export interface LiveService {
    * `extra` holds more control-API fields (`messaging`, `security_question`, `security_answer`).
    */
   user(challenge: SandboxChallenge, extra?: Record<string, unknown>): Promise<string>;
+  /**
+   * An account and its sandbox user (`inbox: true`), created in that order: the user's `email` and
+   * `sms_url` are the account's inbox, so the codes the sandbox sends arrive there by themselves.
+   */
+  inboxUser(challenge: "email" | "sms" | "magic_link", extra?: { password?: string; totp_secret?: string }): Promise<InboxUser>;
   /** The newest code the sandbox sent the user (e-mail or text message). */
   latestCode(handle: string): Promise<string>;
   /** Every status the action went through in this process, in order, with when it was seen. */
@@ -39,21 +45,35 @@ export interface LiveService {
   close(): Promise<void>;
 }
 
-export type SandboxChallenge = "none" | "totp" | "email" | "sms" | "device" | "captcha" | "question" | "checkpoint";
+export type SandboxChallenge = "none" | "totp" | "email" | "sms" | "device" | "captcha" | "question" | "checkpoint" | "magic_link";
 
 export interface LiveServiceOptions {
   env?: Record<string, string>;
   server?: Partial<ServerOptions>;
+  /**
+   * The inbox (DESIGN §15): the service's SMTP listener on a free port, and the sandbox mailing its
+   * codes and sign-in links to it (`SANDBOX_SMTP_URL`). See `inboxUser`.
+   */
+  inbox?: boolean;
+}
+
+/** A sandbox user whose e-mail and SMS URL are its account's inbox. */
+export interface InboxUser {
+  handle: string;
+  accountId: string;
+  inbox: { email: string; sms_url: string };
 }
 
 export async function startLiveService(options: LiveServiceOptions = {}): Promise<LiveService> {
-  const sandbox = await startSandbox({ port: 0 });
+  const smtpPort = options.inbox ? await freePort() : undefined;
+  const sandbox = await startSandbox({ port: 0, ...(smtpPort ? { smtpUrl: `smtp://127.0.0.1:${smtpPort}` } : {}) });
   const dataDir = mkdtempSync(join(tmpdir(), "action-service-live-"));
   const config = loadConfig({
     ACTION_SERVICE_DATA_DIR: dataDir,
     ACTION_SERVICE_PORT: "0",
     SANDBOX_URL: sandbox.url,
     ACTION_SERVICE_LOG_LEVEL: "silent",
+    ...(smtpPort ? { ACTION_SERVICE_SMTP_PORT: String(smtpPort) } : {}),
     ...(process.env.BROWSER_EXECUTABLE_PATH ? { BROWSER_EXECUTABLE_PATH: process.env.BROWSER_EXECUTABLE_PATH } : {}),
     ...options.env,
   });
@@ -135,6 +155,19 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
       });
       if (created.status !== 201) throw new Error(`sandbox user: ${created.status} ${await created.text()}`);
       return handle;
+    },
+    async inboxUser(challenge, extra = {}) {
+      users += 1;
+      const handle = `${challenge.slice(0, 4)}_${process.pid.toString(36)}${Date.now().toString(36)}${users}`.slice(0, 30);
+      const accountId = await live.account(handle, extra);
+      const { inbox } = (await live.api("GET", `/v1/accounts/${accountId}`)).json as { inbox: InboxUser["inbox"] };
+      const created = await fetch(`${sandbox.url}/_sandbox/users`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ handle, name: `Test ${handle}`, password: "sandbox-password", challenge, email: inbox.email, sms_url: inbox.sms_url }),
+      });
+      if (created.status !== 201) throw new Error(`sandbox user: ${created.status} ${await created.text()}`);
+      return { handle, accountId, inbox };
     },
     async latestCode(handle) {
       const outbox = await live.sandboxApi("GET", `/_sandbox/outbox?to=${handle}`);
