@@ -33,6 +33,8 @@ export async function purgeExpired(core: EngineCore): Promise<void> {
   // Rate-limit buckets shared on PostgreSQL: a full one is the same as none.
   if (store.dialect === "postgres") await store.rateLimits.purge(lifecycle.clock.now().getTime());
   await store.events.purgeBefore(new Date(lifecycle.clock.now().getTime() - EVENT_RETENTION_MS).toISOString());
+  // Inbox messages are kept 24 hours (DESIGN §15).
+  await store.inbox.deleteExpired(lifecycle.now());
 }
 
 /**
