@@ -57,6 +57,9 @@ describe("MCP tool contract", () => {
     await run("top_up_credits", { credits: 10 });
     expect(results.top_up_credits!.text).toContain("PAYMENT-REQUIRED: ");
     expect(results.top_up_credits!.data).toMatchObject({ requirements: { x402Version: 2, accepts: [{ scheme: "exact", amount: "100000" }] } });
+    await run("forward_message", { account_id: accountId, channel: "email", text: "Your verification code is 482913" });
+    expect(results.forward_message!.data).toMatchObject({ object: "message", channel: "email" });
+    expect(results.forward_message!.data.used_for).toBeUndefined();
     await run("send_feedback", { message: "The post button moved.", action_id: another.data.id });
     expect(results.send_feedback!.data).toMatchObject({ object: "feedback", message: "The post button moved.", action_id: another.data.id, type: "post", has_screenshot: false });
     await run("remove_account", { account_id: accountId });
