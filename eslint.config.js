@@ -5,7 +5,8 @@ import tseslint from "typescript-eslint";
 const LAYER_RULES = [
   { folder: "src/domain", forbidden: ["../store/*", "../engine/*", "../events/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "../sandbox/*", "playwright", "better-sqlite3", "hono"] },
   { folder: "src/store", forbidden: ["../engine/*", "../events/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "playwright", "hono"] },
-  { folder: "src/engine", forbidden: ["../browser/*", "../../browser/*", "../platforms/*", "../../platforms/*", "../api/*", "../../api/*", "../mcp/*", "../../mcp/*", "playwright", "hono"] },
+  { folder: "src/engine", forbidden: ["../browser/*", "../../browser/*", "../platforms/*", "../../platforms/*", "../api/*", "../../api/*", "../mcp/*", "../../mcp/*", "../inbox/*", "../../inbox/*", "playwright", "hono"] },
+  { folder: "src/inbox", forbidden: ["../store/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "../web/*", "playwright", "better-sqlite3"] },
   { folder: "src/events", forbidden: ["../browser/*", "../../browser/*", "../platforms/*", "../../platforms/*", "../api/*", "../../api/*", "../mcp/*", "../../mcp/*", "playwright", "hono"] },
   { folder: "src/api", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "playwright", "better-sqlite3"] },
   { folder: "src/web", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "../mcp/*", "../../mcp/*", "playwright", "better-sqlite3"] },
