@@ -41,6 +41,16 @@ export const SIGN_IN = {
   verifyIntro: (page: Page) => page.getByText("It looks like you're signing in from a new device", { exact: false }),
 };
 
+/**
+ * How Ghost's sign-in mail reads (DESIGN §15): HTML only, subject "123456 is your Ghost sign in
+ * verification code", the code again alone on a line of the body. The subject is the pattern: the
+ * body also shows an image named `ghost-orb-1.png` beside "Here's your code", which the generic
+ * rule would take for the code.
+ */
+export const INBOX = {
+  code: /\b(\d{6}) is your Ghost sign in verification code\b/,
+};
+
 /** Page states that end any action. */
 export const FAILURES: readonly FailureDetector[] = [
   {
