@@ -37,7 +37,8 @@ export const SIGN_IN = {
   error: (page: Page) => page.locator("p.main-error").filter({ hasText: /\S/ }),
   code: (page: Page) => page.getByLabel("Verification code"),
   verify: (page: Page) => page.getByRole("button", { name: /^(Verify|Retry)/ }),
-  codeRefused: (page: Page) => page.locator("p.main-error").getByText("Your verification code is incorrect.", { exact: false }),
+  /** A wrong code ("Your verification code is incorrect.") or one that is not six digits ("Verification code must be 6 numbers"). */
+  codeRefused: (page: Page) => page.locator("p.main-error").getByText(/Your verification code is incorrect|Verification code must be/),
   verifyIntro: (page: Page) => page.getByText("It looks like you're signing in from a new device", { exact: false }),
 };
 
