@@ -1,7 +1,7 @@
 /**
  * A fresh Ghost site per start: its own SQLite content dir (copied from a migrated pristine one
  * kept in the platform cache), the cached Node 22, 127.0.0.1 on a free port, mail to a local
- * catcher, staff device verification on, Ghost's own pings off. The owner is set up through the
+ * catcher (or to a port given, e.g. the service's inbox), staff device verification on, Ghost's own pings off. The owner is set up through the
  * Admin API and signed in once there, so every later sign-in from a new browser is challenged.
  *
  * What a person sees (observed on this install; screenshots in the findings notes):
