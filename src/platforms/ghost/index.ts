@@ -1,6 +1,6 @@
 import { defineDriver } from "../define-driver.js";
 import { PARAMS, connect, lookupPerson, post } from "./actions.js";
-import { FAILURES } from "./pages.js";
+import { FAILURES, INBOX } from "./pages.js";
 import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
 
 /**
@@ -14,6 +14,7 @@ export const ghostDriver = defineDriver({
     title: "Ghost",
     description: "A Ghost site (6.x): publish posts as a staff user, read author pages; sign-in codes by e-mail on a new device.",
     params: PARAMS,
+    inbox: INBOX,
   },
   failures: FAILURES,
   signIn: SIGN_IN_SPEC,

@@ -37,8 +37,19 @@ export const SIGN_IN = {
   error: (page: Page) => page.locator("p.main-error").filter({ hasText: /\S/ }),
   code: (page: Page) => page.getByLabel("Verification code"),
   verify: (page: Page) => page.getByRole("button", { name: /^(Verify|Retry)/ }),
-  codeRefused: (page: Page) => page.locator("p.main-error").getByText("Your verification code is incorrect.", { exact: false }),
+  /** A wrong code ("Your verification code is incorrect.") or one that is not six digits ("Verification code must be 6 numbers"). */
+  codeRefused: (page: Page) => page.locator("p.main-error").getByText(/Your verification code is incorrect|Verification code must be/),
   verifyIntro: (page: Page) => page.getByText("It looks like you're signing in from a new device", { exact: false }),
+};
+
+/**
+ * How Ghost's sign-in mail reads (DESIGN §15): HTML only, subject "123456 is your Ghost sign in
+ * verification code", the code again alone on a line of the body. The subject is the pattern: the
+ * body also shows an image named `ghost-orb-1.png` beside "Here's your code", which the generic
+ * rule would take for the code.
+ */
+export const INBOX = {
+  code: /\b(\d{6}) is your Ghost sign in verification code\b/,
 };
 
 /** Page states that end any action. */

@@ -12,7 +12,7 @@ export const SIGN_IN_SPEC: SignInSpec = {
   refused: SIGN_IN.error,
   challenges: [
     {
-      // A new device: a 6-digit code by e-mail ("Verify it's really you"); a wrong one says "Your verification code is incorrect."
+      // A new device: a 6-digit code by e-mail ("Verify it's really you"); a wrong one says "Your verification code is incorrect.", a malformed one "Verification code must be 6 numbers"
       kind: "email_code",
       shows: SIGN_IN.code,
       field: SIGN_IN.code,

@@ -1,7 +1,7 @@
 /**
  * A fresh Ghost site per start: its own SQLite content dir (copied from a migrated pristine one
  * kept in the platform cache), the cached Node 22, 127.0.0.1 on a free port, mail to a local
- * catcher, staff device verification on, Ghost's own pings off. The owner is set up through the
+ * catcher (or to a port given, e.g. the service's inbox), staff device verification on, Ghost's own pings off. The owner is set up through the
  * Admin API and signed in once there, so every later sign-in from a new browser is challenged.
  *
  * What a person sees (observed on this install; screenshots in the findings notes):
@@ -47,6 +47,11 @@ export interface Ghost {
    * `/ghost/api/admin/` (`posts/?limit=all`) unless it starts with `/ghost/`.
    */
   adminApi(path: string, init?: RequestInit): Promise<Response>;
+  /**
+   * Changes the owner's e-mail (the address Ghost signs in with and mails its codes to) through the
+   * Admin API, as the owner would in their profile; `owner.email` follows.
+   */
+  setOwnerEmail(email: string): Promise<void>;
   /** Resident memory of the Ghost process, in MiB. */
   rssMiB(): Promise<number | undefined>;
   /** Kills Ghost, closes the mail catcher and removes the temp dir. */
@@ -57,8 +62,17 @@ export const GHOST_OWNER: Omit<GhostOwner, "slug"> = { name: "Olive Owner", emai
 export const SIGN_IN_CODE_SUBJECT = /^(\d{6}) is your Ghost sign in verification code$/;
 const BOOT_TIMEOUT_MS = 180_000;
 
+export interface GhostOptions {
+  /**
+   * Where the site sends its mail instead of the suite's catcher: an SMTP port on 127.0.0.1 chosen
+   * up front, e.g. the service's inbox listener (`ACTION_SERVICE_SMTP_PORT`), which may start after
+   * the site. The catcher then receives nothing: `mails()` is empty and `waitForSignInCode` times out.
+   */
+  smtpPort?: number;
+}
+
 /** Starts a fresh site with its owner set up. */
-export async function startGhost(): Promise<Ghost> {
+export async function startGhost(options: GhostOptions = {}): Promise<Ghost> {
   const install = platformInstall();
   const pristine = await pristineContent(install);
   const catcher = await startMailCatcher();
@@ -66,7 +80,7 @@ export async function startGhost(): Promise<Ghost> {
   let child: ChildProcess | undefined;
   try {
     cpSync(pristine, join(dir, "content"), { recursive: true });
-    const site = await bootGhost(install, dir, catcher.port);
+    const site = await bootGhost(install, dir, options.smtpPort ?? catcher.port);
     child = site.child;
     const url = site.url;
     const origin = { origin: url };
@@ -101,7 +115,8 @@ export async function startGhost(): Promise<Ghost> {
       me = await adminApi("users/me/");
     }
     if (!me.ok) throw new Error(`Ghost users/me answered ${me.status}: ${await me.text()}`);
-    const owner: GhostOwner = { ...GHOST_OWNER, slug: ((await me.json()) as any).users[0].slug };
+    const { id: ownerId, slug } = ((await me.json()) as { users: { id: string; slug: string }[] }).users[0]!;
+    const owner: GhostOwner = { ...GHOST_OWNER, slug };
 
     let stopped: Promise<void> | undefined;
     const ghostChild = child;
@@ -112,6 +127,13 @@ export async function startGhost(): Promise<Ghost> {
       mails: () => catcher.mails().map(toGhostMail),
       waitForSignInCode: (options) => waitForSignInCode(catcher, options.to ?? owner.email, options.after, options.timeoutMs ?? 30_000),
       adminApi,
+      async setOwnerEmail(email) {
+        const response = await adminApi(`users/${ownerId}/`, { method: "PUT", body: JSON.stringify({ users: [{ email }] }) });
+        if (!response.ok) throw new Error(`Ghost's user edit answered ${response.status}: ${await response.text()}`);
+        const saved = ((await response.json()) as { users: { email: string }[] }).users[0]!.email;
+        if (saved !== email) throw new Error(`Ghost kept the owner's e-mail ${saved}, not ${email}`);
+        owner.email = email;
+      },
       rssMiB: () => treeRssMiB(ghostChild.pid!),
       stop() {
         stopped ??= (async () => {
