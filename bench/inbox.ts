@@ -29,6 +29,9 @@ export interface InboxFigures {
   mailFirst: number;
   /** Mail accepted → action ended (signed in), median. */
   signedInMs: number;
+  /** Of the figure: mail accepted → action paused at needs_input (0 when it paused first), and paused → typed, medians. */
+  toPausedMs: number;
+  pausedToTypedMs: number;
   quiet: number;
   busy: number;
   ratio: number;
@@ -82,13 +85,15 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-async function mailToTyped(live: LiveService, accounts: string[]): Promise<Pick<InboxFigures, "signIns" | "medianMs" | "p99Ms" | "maxMs" | "mailFirst" | "signedInMs">> {
+async function mailToTyped(live: LiveService, accounts: string[]): Promise<Pick<InboxFigures, "signIns" | "medianMs" | "p99Ms" | "maxMs" | "mailFirst" | "signedInMs" | "toPausedMs" | "pausedToTypedMs">> {
   let typed: number | undefined;
   await watchTyping(await live.server.pool.browser(), (at) => {
     typed ??= at;
   });
   const samples: number[] = [];
   const signedIn: number[] = [];
+  const toPaused: number[] = [];
+  const pausedToTyped: number[] = [];
   let mailFirst = 0;
   // One at a time, each a new account and sandbox user (a fresh context: no remembered device).
   for (let i = 0; i < SIGN_INS; i++) {
@@ -108,8 +113,12 @@ async function mailToTyped(live: LiveService, accounts: string[]): Promise<Pick<
     if (endedAt !== undefined) signedIn.push(endedAt - receivedAt);
     const paused = live.history(created.json.id).find((seen) => seen.status === "needs_input");
     if (!paused || paused.at >= receivedAt) mailFirst += 1;
+    if (paused) {
+      toPaused.push(Math.max(0, paused.at - receivedAt));
+      pausedToTyped.push(typed - Math.max(paused.at, receivedAt));
+    }
   }
-  return { signIns: samples.length, medianMs: median(samples), p99Ms: percentile(samples, 99), maxMs: Math.max(...samples), mailFirst, signedInMs: median(signedIn) };
+  return { signIns: samples.length, medianMs: median(samples), p99Ms: percentile(samples, 99), maxMs: Math.max(...samples), mailFirst, signedInMs: median(signedIn), toPausedMs: median(toPaused), pausedToTypedMs: median(pausedToTyped) };
 }
 
 function startFlooder(): { child: ChildProcess; ready: Promise<void>; flood(command: Omit<FloodCommand, "type">): Promise<FloodResult> } {
