@@ -19,6 +19,8 @@ const SIGN_INS = Number(process.env.BENCH_INBOX_SIGN_INS ?? 50);
 const FLOOD_MAILS = Number(process.env.BENCH_FLOOD_MAILS ?? 1_000);
 const FLOOD_CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 4);
 const FLOOD_ROUNDS = Number(process.env.BENCH_FLOOD_ROUNDS ?? 3);
+/** Unset: each round's flood paced to last as long as the quiet round before it; a number: that rate (0: unpaced). */
+const FLOOD_PER_SECOND = process.env.BENCH_FLOOD_PER_SECOND === undefined ? undefined : Number(process.env.BENCH_FLOOD_PER_SECOND);
 
 export interface InboxFigures {
   signIns: number;
@@ -176,7 +178,7 @@ export async function inboxFigures(): Promise<InboxFigures> {
     for (let round = 0; round < FLOOD_ROUNDS; round++) {
       const quiet = (workers.length * 2) / (await postRate(live, workers));
       quietMs += quiet * 1000;
-      const flooding = flooder.flood({ port, domain, mails: FLOOD_MAILS, connections: FLOOD_CONNECTIONS, perSecond: FLOOD_MAILS / quiet });
+      const flooding = flooder.flood({ port, domain, mails: FLOOD_MAILS, connections: FLOOD_CONNECTIONS, perSecond: FLOOD_PER_SECOND ?? FLOOD_MAILS / quiet });
       const busy = (workers.length * 2) / (await postRate(live, workers));
       busyMs += busy * 1000;
       const result = await flooding;
