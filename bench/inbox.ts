@@ -1,0 +1,212 @@
+/**
+ * Figure (n), the inbox (DESIGN §15), on a service of its own with its SMTP listener on and the
+ * sandbox mailing its codes to it:
+ * - mail accepted by the listener → the code typed into the account's page, over fresh e-mail-code
+ *   sign-ins (`connect`) that nobody answers;
+ * - 16 accounts' throughput while another process floods the listener with mails to unknown
+ *   recipients ÷ the same with no flood, and what became of the flood (refused at RCPT TO, nothing
+ *   stored).
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import type { Browser, BrowserContext } from "playwright";
+import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
+import { connectedAccounts, postRate } from "./execution.js";
+import type { FloodCommand, FloodResult } from "./inbox-flood.js";
+import { median } from "./support.js";
+
+const SIGN_INS = Number(process.env.BENCH_INBOX_SIGN_INS ?? 50);
+const FLOOD_MAILS = Number(process.env.BENCH_FLOOD_MAILS ?? 1_000);
+const FLOOD_CONNECTIONS = Number(process.env.BENCH_FLOOD_CONNECTIONS ?? 4);
+const FLOOD_ROUNDS = Number(process.env.BENCH_FLOOD_ROUNDS ?? 3);
+/** Unset: each round's flood paced to last as long as the quiet round before it; a number: that rate (0: unpaced). */
+const FLOOD_PER_SECOND = process.env.BENCH_FLOOD_PER_SECOND === undefined ? undefined : Number(process.env.BENCH_FLOOD_PER_SECOND);
+
+export interface InboxFigures {
+  signIns: number;
+  medianMs: number;
+  p99Ms: number;
+  maxMs: number;
+  /** Sign-ins whose mail arrived before the action paused at needs_input (answered as the challenge opened). */
+  mailFirst: number;
+  /** Mail accepted → action ended (signed in), median. */
+  signedInMs: number;
+  /** Of the figure: mail accepted → action paused at needs_input (0 when it paused first), and paused → typed, medians. */
+  toPausedMs: number;
+  pausedToTypedMs: number;
+  quiet: number;
+  busy: number;
+  ratio: number;
+  floodMails: number;
+  rcptCodes: Record<string, number>;
+  accepted: number;
+  dropped: number;
+  /** The flood's sending time ÷ the loaded posts' time, summed over rounds. */
+  floodCover: number;
+  floodPerSecond: number;
+  storedBefore: number;
+  storedAfter: number;
+}
+
+/** The page's own timestamp (ms since the epoch) of the code field's first `input` event, per document. */
+const TYPED_SCRIPT = `(() => {
+  let seen = false;
+  window.addEventListener("input", (event) => {
+    if (seen || !(event.target instanceof HTMLInputElement) || event.target.id !== "code") return;
+    seen = true;
+    console.debug("bench-typed " + Date.now());
+  }, { capture: true });
+})();`;
+
+/**
+ * Every context of the service's browser, present and future, reports when its code field is
+ * typed into: an init script (run as each document is created, not at the moment measured) adds
+ * an `input` listener that takes the page's own clock and logs it; the console message reaches
+ * the bench afterwards, so its delivery is not in the figure.
+ */
+async function watchTyping(browser: Browser, onTyped: (at: number) => void): Promise<void> {
+  const watch = async (context: BrowserContext): Promise<void> => {
+    context.on("console", (message) => {
+      const text = message.text();
+      if (text.startsWith("bench-typed ")) onTyped(Number(text.slice("bench-typed ".length)));
+    });
+    await context.addInitScript(TYPED_SCRIPT);
+  };
+  for (const context of browser.contexts()) await watch(context);
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (...args) => {
+    const context = await newContext(...args);
+    await watch(context);
+    return context;
+  };
+}
+
+/** Nearest-rank percentile. */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+async function mailToTyped(live: LiveService, accounts: string[]): Promise<Pick<InboxFigures, "signIns" | "medianMs" | "p99Ms" | "maxMs" | "mailFirst" | "signedInMs" | "toPausedMs" | "pausedToTypedMs">> {
+  let typed: number | undefined;
+  await watchTyping(await live.server.pool.browser(), (at) => {
+    typed ??= at;
+  });
+  const samples: number[] = [];
+  const signedIn: number[] = [];
+  const toPaused: number[] = [];
+  const pausedToTyped: number[] = [];
+  let mailFirst = 0;
+  // One at a time, each a new account and sandbox user (a fresh context: no remembered device).
+  for (let i = 0; i < SIGN_INS; i++) {
+    const { accountId } = await live.inboxUser("email");
+    accounts.push(accountId);
+    typed = undefined;
+    const created = await live.api("POST", "/v1/actions", { account_id: accountId, type: "connect", params: {} });
+    const ended = await live.finished(created.json.id, 60_000);
+    if (ended.status !== "succeeded" || ended.answered_by !== "inbox") throw new Error(`connect ${ended.status}, answered by ${ended.answered_by}: ${JSON.stringify(ended.error)}`);
+    const endedAt = live.history(created.json.id).find((seen) => seen.status === "succeeded")?.at;
+    const messages = (await live.api("GET", `/v1/accounts/${accountId}/messages`)).json.data as { received_at: string; used_for?: string }[];
+    const used = messages.find((message) => message.used_for === created.json.id);
+    if (!used) throw new Error("no message answered the sign-in");
+    if (typed === undefined) throw new Error("the code field was never typed into");
+    const receivedAt = Date.parse(used.received_at);
+    samples.push(typed - receivedAt);
+    if (endedAt !== undefined) signedIn.push(endedAt - receivedAt);
+    const paused = live.history(created.json.id).find((seen) => seen.status === "needs_input");
+    if (!paused || paused.at >= receivedAt) mailFirst += 1;
+    if (paused) {
+      toPaused.push(Math.max(0, paused.at - receivedAt));
+      pausedToTyped.push(typed - Math.max(paused.at, receivedAt));
+    }
+  }
+  return { signIns: samples.length, medianMs: median(samples), p99Ms: percentile(samples, 99), maxMs: Math.max(...samples), mailFirst, signedInMs: median(signedIn), toPausedMs: median(toPaused), pausedToTypedMs: median(pausedToTyped) };
+}
+
+function startFlooder(): { child: ChildProcess; ready: Promise<void>; flood(command: Omit<FloodCommand, "type">): Promise<FloodResult> } {
+  const child = fork(join(import.meta.dirname, "inbox-flood.ts"), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  let pending: { resolve: (result: FloodResult) => void; reject: (error: Error) => void } | undefined;
+  let readied: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (readied = resolve));
+  child.on("message", (message: { type: string }) => {
+    if (message.type === "ready") readied();
+    if (message.type === "done") pending?.resolve(message as FloodResult);
+  });
+  child.on("exit", (code) => pending?.reject(new Error(`the flood process exited (${code})`)));
+  return {
+    child,
+    ready,
+    flood(command) {
+      return new Promise((resolve, reject) => {
+        pending = { resolve, reject };
+        child.send({ type: "flood", ...command });
+      });
+    },
+  };
+}
+
+async function storedMessages(live: LiveService, accounts: readonly string[]): Promise<number> {
+  let count = 0;
+  for (const id of accounts) count += ((await live.api("GET", `/v1/accounts/${id}/messages`)).json.data as unknown[]).length;
+  return count;
+}
+
+export async function inboxFigures(): Promise<InboxFigures> {
+  const live = await startLiveService({
+    inbox: true,
+    env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: "16", ACTION_SERVICE_FREE_CREDITS: "1000000", ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "1000000" },
+  });
+  const flooder = startFlooder();
+  try {
+    const accounts: string[] = [];
+    const typed = await mailToTyped(live, accounts);
+
+    const workers = await connectedAccounts(live, 16);
+    accounts.push(...workers);
+    await postRate(live, workers, 1); // warm-up
+    await flooder.ready;
+    const storedBefore = await storedMessages(live, accounts);
+    const port = live.config.smtp.port!;
+    const domain = live.server.service.engine.inbox.mailDomain;
+    let quietMs = 0;
+    let busyMs = 0;
+    let floodMs = 0;
+    const rcptCodes: Record<string, number> = {};
+    let accepted = 0;
+    let dropped = 0;
+    // Alternating rounds, quiet first: each flood is paced to last as long as the quiet round before it.
+    for (let round = 0; round < FLOOD_ROUNDS; round++) {
+      const quiet = (workers.length * 2) / (await postRate(live, workers));
+      quietMs += quiet * 1000;
+      const flooding = flooder.flood({ port, domain, mails: FLOOD_MAILS, connections: FLOOD_CONNECTIONS, perSecond: FLOOD_PER_SECOND ?? FLOOD_MAILS / quiet });
+      const busy = (workers.length * 2) / (await postRate(live, workers));
+      busyMs += busy * 1000;
+      const result = await flooding;
+      floodMs += result.ms;
+      for (const [code, count] of Object.entries(result.rcptCodes)) rcptCodes[code] = (rcptCodes[code] ?? 0) + count;
+      accepted += result.accepted;
+      dropped += result.dropped;
+    }
+    const storedAfter = await storedMessages(live, accounts);
+    const posts = workers.length * 2 * FLOOD_ROUNDS;
+    const quiet = (posts / quietMs) * 1000;
+    const busy = (posts / busyMs) * 1000;
+    return {
+      ...typed,
+      quiet,
+      busy,
+      ratio: busy / quiet,
+      floodMails: FLOOD_MAILS * FLOOD_ROUNDS,
+      rcptCodes,
+      accepted,
+      dropped,
+      floodCover: floodMs / busyMs,
+      floodPerSecond: ((FLOOD_MAILS * FLOOD_ROUNDS) / floodMs) * 1000,
+      storedBefore,
+      storedAfter,
+    };
+  } finally {
+    flooder.child.kill();
+    await live.close();
+  }
+}
