@@ -51,7 +51,12 @@ function firstMatch(text: string, pattern: RegExp): string | undefined {
   return match ? (match[1] ?? match[0]) : undefined;
 }
 
-function genericCode(text: string): Found {
+/** Links and bracketed addresses (an image's name written out of a mail's HTML): never a code. */
+const ADDRESSES = /\[[^\]\s]*\]|\b(?:https?:\/\/|www\.)\S+/gi;
+
+function genericCode(original: string): Found {
+  // Blanked rather than removed, so the distance between a code and a word stays what it was.
+  const text = original.replace(ADDRESSES, (address) => " ".repeat(address.length));
   let best: { code: string; distance: number } | undefined;
   const words = [...text.matchAll(new RegExp(CODE_WORDS.source, "gi"))].map((match) => match.index);
   if (words.length === 0) return undefined;
