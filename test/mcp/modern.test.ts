@@ -85,6 +85,7 @@ describe("MCP 2026-07-28 over HTTP", () => {
     expect((await tool("cancel_action", { action_id: paused.id })).status).toBe("canceled");
     expect(await tool("top_up_credits", { credits: 10 })).toMatchObject({ balance: expect.any(Number) });
     expect(await tool("send_feedback", { message: "works in the new era", action_id: posted.id })).toMatchObject({ id: expect.any(String) });
+    expect(await tool("forward_message", { account_id: accountId, channel: "sms", text: "Your code is 123456" })).toMatchObject({ object: "message", channel: "sms" });
     expect(await tool("remove_account", { account_id: accountId })).toEqual({ removed: true, account_id: accountId });
     expect([...called].sort()).toEqual(TOOLS.map((entry) => entry.name).sort());
   });
