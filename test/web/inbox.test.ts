@@ -92,6 +92,7 @@ describe("the account page's inbox", () => {
     // Replacing asks first (the button is behind a disclosure), then the old ones stop working.
     expect(await page.getByRole("button", { name: "Replace address and SMS URL" }).isVisible()).toBe(false);
     await page.getByText("Replace address and SMS URL…").click();
+    await page.locator('section[aria-labelledby="inbox-title"]').screenshot({ path: "/tmp/web-inbox-replace-open.png" });
     expect(await violations(page)).toEqual([]);
     await page.getByRole("button", { name: "Replace address and SMS URL" }).click();
     await page.waitForURL(/done=rotated/);
