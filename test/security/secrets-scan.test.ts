@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Page } from "playwright";
 import { pino } from "pino";
+import nodemailer from "nodemailer";
 import { Webhook } from "standardwebhooks";
 import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,6 +35,7 @@ import {
   type Secret,
   type SecretKind,
   type TokenOwner,
+  withoutInboxes,
 } from "./secrets-support.js";
 
 // A full run of the real service (real Chromium, real sandbox, real HTTP, REST + MCP + live
@@ -399,6 +401,87 @@ async function mcpFlow(): Promise<void> {
   rec.resourceReads.push({ uri, result: await client!.readResource({ uri }) });
 }
 
+/** An account and its sandbox user (own password) whose e-mail and SMS URL are the account's inbox (DESIGN §15). */
+async function inboxAccount(challenge: "email" | "sms"): Promise<{ handle: string; accountId: string; inbox: { email: string; sms_url: string } }> {
+  const handle = `${challenge.slice(0, 4)}_${randomBytes(6).toString("hex")}`;
+  const password = randomSecret(`pw-inbox-${challenge}`);
+  addSecret("password", `sandbox user ${handle}`, password);
+  const accountId = await addAccount(handle, { password });
+  const inbox = (await api("GET", `/v1/accounts/${accountId}`)).json?.inbox as { email: string; sms_url: string } | undefined;
+  check(typeof inbox?.email === "string" && typeof inbox.sms_url === "string", `no inbox on ${accountId}`);
+  addInboxTokens(`of ${handle}`, inbox!);
+  const created = await live.sandboxApi("POST", "/_sandbox/users", { handle, name: `Scan ${handle}`, password, challenge, email: inbox!.email, sms_url: inbox!.sms_url });
+  check(created?.handle === handle, `sandbox user: ${JSON.stringify(created)}`);
+  return { handle, accountId, inbox: inbox! };
+}
+
+function addInboxTokens(label: string, inbox: { email: string; sms_url: string }): void {
+  const local = inbox.email.split("@")[0]!;
+  addSecret("inbox_token", `inbox e-mail token ${label}`, local, Buffer.from(local, "hex"));
+  addSecret("inbox_token", `SMS URL ${label}`, inbox.sms_url);
+  addSecret("inbox_token", `SMS token ${label}`, inbox.sms_url.split("/").pop()!);
+}
+
+/** A message of the test's own: a distinctive code and text (both secrets), the code beside "code" so the inbox finds it. */
+function inboxMessage(label: string): string {
+  const code = String(randomBytes(4).readUInt32BE() % 90_000_000 + 10_000_000);
+  const marker = randomSecret(`inbox-${label}`);
+  addSecret("inbox_message", `code in ${label}`, code);
+  addSecret("inbox_message", `text of ${label}`, marker);
+  return `Your verification code is ${code}. ${marker}`;
+}
+
+/** The sandbox's newest message to a user, as its inbox received it: its code and text are secrets. */
+async function sentTo(handle: string): Promise<void> {
+  const outbox = await live.sandboxApi("GET", `/_sandbox/outbox?to=${handle}`);
+  const sent = outbox?.[0] as { channel: string; code?: string; text: string } | undefined;
+  check(typeof sent?.code === "string", `no code was sent to ${handle}`);
+  addSecret("inbox_message", `${sent!.channel} code the sandbox sent ${handle}`, sent!.code!);
+  addSecret("inbox_message", `${sent!.channel} text the sandbox sent ${handle}`, sent!.text);
+}
+
+/**
+ * The inbox: a mailed and a texted code answer connects by themselves; a mail over SMTP, texts to the
+ * SMS URL (JSON and a gateway's form), messages pushed over REST and MCP, one too long; the messages
+ * listed; the address and SMS URL replaced.
+ */
+async function inboxFlow(): Promise<void> {
+  for (const challenge of ["email", "sms"] as const) {
+    const { handle, accountId } = await inboxAccount(challenge);
+    const created = await api("POST", "/v1/actions", { account_id: accountId, type: "connect", params: {} });
+    check(created.status === 202, `inbox connect: ${created.status} ${JSON.stringify(created.json)}`);
+    const done = await finished(created.json.id);
+    check(done.status === "succeeded" && done.answered_by === "inbox", `${challenge} code through the inbox: ${JSON.stringify(done)}`);
+    await sentTo(handle);
+  }
+  const { accountId, inbox } = await inboxAccount("email");
+  const mailer = nodemailer.createTransport({ host: "127.0.0.1", port: live.config.smtp.port!, secure: false, ignoreTLS: true });
+  const subject = randomSecret("inbox-subject");
+  addSecret("inbox_message", "a mail's subject", subject);
+  await mailer.sendMail({ from: "Scan <scan@example.test>", to: inbox.email, subject, text: inboxMessage("a mail over SMTP") });
+  mailer.close();
+  const texted = await rec.live("POST", inbox.sms_url, { from: "+15550100", text: inboxMessage("a JSON text to the SMS URL") });
+  check(texted.status >= 200 && texted.status < 300, `SMS URL (JSON): ${texted.status} ${texted.text}`);
+  const form = await fetch(inbox.sms_url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ From: "+15550101", Body: inboxMessage("a gateway's form text to the SMS URL") }) });
+  check(form.status >= 200 && form.status < 300, `SMS URL (form): ${form.status}`);
+  const pushed = await api("POST", `/v1/accounts/${accountId}/messages`, { channel: "sms", text: inboxMessage("a message pushed over REST") });
+  check(pushed.status === 202, `push: ${pushed.status} ${JSON.stringify(pushed.json)}`);
+  const tooLong = await api("POST", `/v1/accounts/${accountId}/messages`, { channel: "email", text: `${inboxMessage("a refused, too long message")} ${"x".repeat(20_001)}` });
+  check(tooLong.status === 422 || tooLong.status === 400, `too long a message: ${tooLong.status}`);
+  const forwarded = await call("forward_message", { account_id: accountId, channel: "email", text: inboxMessage("a message forwarded over MCP") });
+  check(!forwarded.isError, `forward_message: ${forwarded.text}`);
+  const listed = await until(async () => {
+    const messages = await api("GET", `/v1/accounts/${accountId}/messages`);
+    return messages.json?.data?.length >= 5 ? messages : undefined;
+  }, "the inbox to list its five messages");
+  check(listed.json.data.every((message: { used_for?: string }) => message.used_for === undefined), `unused messages: ${JSON.stringify(listed.json)}`);
+  const rotated = await api("POST", `/v1/accounts/${accountId}/inbox/rotate`);
+  check(rotated.status === 200 && rotated.json.inbox?.sms_url !== inbox.sms_url, `rotate: ${rotated.status}`);
+  addInboxTokens("after replacing", rotated.json.inbox);
+  const old = await rec.live("POST", inbox.sms_url, { text: inboxMessage("a text to the replaced SMS URL") });
+  check(old.status === 404, `old SMS URL: ${old.status}`);
+}
+
 /** Receives the service's webhook deliveries, records each (as the endpoint got it) and checks its signature with the endpoint's secret. */
 async function startReceiver(): Promise<void> {
   receiver = createServer((request, response) => {
@@ -477,7 +560,7 @@ beforeAll(async () => {
   logger = pino({ level: "debug", redact: { paths: REDACT_PATHS, censor: "[redacted]" } }, pino.destination({ dest: logFile, sync: true }));
   await startReceiver();
   // The receiver is on loopback: private targets allowed, as ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE allows them.
-  live = await startLiveService({ server: { logger }, env: { ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: "true" } });
+  live = await startLiveService({ inbox: true, server: { logger }, env: { ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: "true" } });
   dataDir = live.config.dataDir;
   operatorKey = (await live.server.service.engine.keys.issue({ role: "operator" })).key;
   addSecret("api_key", "admin key", live.key, Buffer.from(live.key.slice(3), "base64url"));
@@ -505,6 +588,8 @@ beforeAll(async () => {
     flow("owner sign-in link", ownerLinkFlow),
     flow("mcp", mcpFlow),
   ]);
+  // After the others: two more sign-ins at once on this small machine's Chromium would slow them past their waits.
+  await flow("inbox", inboxFlow);
   await flow("events and feedback", eventsAndFeedbackFlow);
 
   // Read everything back once more, as a client would.
@@ -514,6 +599,7 @@ beforeAll(async () => {
     const actions = await api("GET", "/v1/actions?limit=100");
     for (const action of actions.json?.data ?? []) await api("GET", `/v1/actions/${action.id}`);
     await api("GET", "/v1/credits");
+    await api("GET", "/v1/events?limit=200");
     await call("list_accounts", {});
   });
 
@@ -548,7 +634,7 @@ beforeAll(async () => {
   client = undefined;
   await sleep(200);
   dataTree = readTree(dataDir);
-}, 150_000);
+}, 210_000);
 
 afterAll(async () => {
   await client?.close();
@@ -608,6 +694,9 @@ describe("a full run of the real service", () => {
     expect(count("api_key")).toBe(2);
     expect(count("master_key")).toBe(1);
     expect(count("webhook_secret")).toBe(1);
+    // The inbox's messages (the sandbox's two codes and texts, the test's own seven codes and texts, a subject) and its tokens (three accounts', one replaced).
+    expect(count("inbox_message")).toBeGreaterThanOrEqual(19);
+    expect(count("inbox_token")).toBe(12);
     expect(secretsOf("session_cookie").filter((secret) => secret.label.includes("sbx_session")).length).toBeGreaterThanOrEqual(5);
     // One link per pause (the security question's refused answer keeps its link or gets a new one) and the owner's sign-in link.
     expect(count("link_token")).toBeGreaterThanOrEqual(7);
@@ -632,7 +721,7 @@ describe("at rest", () => {
     expect(wrong).toEqual([]);
   });
 
-  it("no file in the data dir (the SQLite -wal and -shm included, read raw) holds a secret or a live token, in plain text, hex or base64", () => {
+  it("no file in the data dir (the SQLite -wal and -shm included, read raw) holds a secret, an inbox's message, code or token, or a live token, in plain text, hex or base64", () => {
     const files = dataTree.filter((entry) => !entry.isDirectory);
     expect(files.map((entry) => entry.relative)).toEqual(expect.arrayContaining(["action-service.db", "action-service.db-wal", "action-service.db-shm", "master.key"]));
     expect(files.find((entry) => entry.relative.endsWith("-wal"))!.bytes!.length).toBeGreaterThan(0);
@@ -650,7 +739,7 @@ describe("at rest", () => {
 });
 
 describe("in the log", () => {
-  it("the service's log (pino at debug) holds no secret and no live link", () => {
+  it("the service's log (pino at debug) holds no secret, no inbox message, code or token, and no live link", () => {
     const bytes = readFileSync(logFile);
     expect(bytes.length, "the log captured nothing: is the logger wired?").toBeGreaterThan(0);
     expectNone(scanBytes("service.log", bytes, secrets));
@@ -659,25 +748,27 @@ describe("in the log", () => {
 });
 
 describe("in what the service answered", () => {
-  it("no REST or live-link response body or header holds a secret, and a live token only where it is handed out", () => {
+  it("no REST or live-link response body or header holds a secret or an inbox's message (its code, its text), a live token only where it is handed out, an inbox's token only in an account's inbox", () => {
     const answers = rec.exchanges.filter((exchange) => exchange.surface === "rest" || exchange.surface === "live" || exchange.surface === "ws");
     expect(answers.length).toBeGreaterThan(50);
     const findings: Finding[] = [];
     for (const [index, exchange] of answers.entries()) {
       const where = `${exchange.surface} #${index} ${exchange.method} ${exchange.path.replace(LIVE_TOKEN, "/live/<token>")} → ${exchange.status}`;
       // Everything but the tokens (headers included), in the answer once the webhook secret's one hand-out (its 201) is taken out; the tokens, in what is left once theirs are.
-      findings.push(...scanText(where, secretRemainder(exchange), secrets.filter((secret) => secret.kind !== "link_token")));
+      findings.push(...scanText(where, secretRemainder(exchange), secrets.filter((secret) => secret.kind !== "link_token" && secret.kind !== "inbox_token")));
       findings.push(...scanText(where, exchangeRemainder(exchange, owner), secretsOf("link_token")));
+      findings.push(...scanText(where, withoutInboxes(secretRemainder(exchange)), secretsOf("inbox_token")));
     }
     expectNone(findings);
   });
 
-  it("no MCP tool result or MCP HTTP answer holds a secret, and a live token only where it is handed out", () => {
+  it("no MCP tool result or MCP HTTP answer holds a secret or an inbox's message, a live token only where it is handed out, an inbox's token only in an account's inbox", () => {
     const findings: Finding[] = [];
     for (const [index, toolCall] of rec.toolCalls.entries()) {
       const where = `MCP ${toolCall.name} #${index}`;
-      findings.push(...scanText(where, JSON.stringify(toolCall.result), secrets.filter((secret) => secret.kind !== "link_token")));
+      findings.push(...scanText(where, JSON.stringify(toolCall.result), secrets.filter((secret) => secret.kind !== "link_token" && secret.kind !== "inbox_token")));
       findings.push(...scanText(where, toolResultRemainder(toolCall.name, toolCall.args, toolCall.result, owner), secretsOf("link_token")));
+      findings.push(...scanText(where, withoutInboxes(JSON.stringify(toolCall.result)), secretsOf("inbox_token")));
     }
     for (const [index, params] of rec.serverRequests.entries()) {
       findings.push(...scanText(`MCP elicitation #${index}`, JSON.stringify(params), secrets.filter((secret) => secret.kind !== "link_token")));
@@ -692,7 +783,8 @@ describe("in what the service answered", () => {
     for (const [index, exchange] of transport.entries()) {
       const where = `MCP HTTP #${index} ${exchange.method} → ${exchange.status}`;
       const headers = exchange.headers.map(([name, value]) => `${name}: ${value}`).join("\n");
-      findings.push(...scanText(where, `${headers}\n${exchange.body}`, secrets.filter((secret) => secret.kind !== "link_token")));
+      findings.push(...scanText(where, `${headers}\n${exchange.body}`, secrets.filter((secret) => secret.kind !== "link_token" && secret.kind !== "inbox_token")));
+      findings.push(...scanText(where, withoutInboxes(`${headers}\n${exchange.body}`), secretsOf("inbox_token")));
       findings.push(...scanText(where, exchangeRemainder(exchange, owner), secretsOf("link_token")));
     }
     expectNone(findings);
@@ -700,7 +792,7 @@ describe("in what the service answered", () => {
 });
 
 describe("in what the service sent", () => {
-  it("no webhook delivery (headers and body) holds a secret — each is signed with the endpoint's, never carries it — and a live token only in a needs_input action's challenge", () => {
+  it("no webhook delivery (headers and body) holds a secret or anything of an inbox — each is signed with the endpoint's, never carries it — and a live token only in a needs_input action's challenge", () => {
     const sent = rec.exchanges.filter((exchange) => exchange.surface === "webhook");
     expect(sent.length).toBeGreaterThan(0);
     const findings: Finding[] = [];

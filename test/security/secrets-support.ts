@@ -8,7 +8,19 @@ import { readRawFile } from "../helpers/raw-file.js";
 // cheap encodings, a byte scanner, a recorder of everything the service answered, and the
 // few places where a live-link token may legitimately be handed out.
 
-export type SecretKind = "password" | "totp_secret" | "challenge_answer" | "session_cookie" | "api_key" | "link_token" | "master_key" | "webhook_secret";
+export type SecretKind =
+  | "password"
+  | "totp_secret"
+  | "challenge_answer"
+  | "session_cookie"
+  | "api_key"
+  | "link_token"
+  | "master_key"
+  | "webhook_secret"
+  /** A message an inbox received (its text, subject, a code in it): sealed at rest, never shown (DESIGN §15). */
+  | "inbox_message"
+  /** An inbox's e-mail token (the address's local part), SMS token or SMS URL: shown only in an account's `inbox`. */
+  | "inbox_token";
 
 export interface Secret {
   kind: SecretKind;
@@ -471,6 +483,12 @@ function parseOrText(text: string): unknown {
     return text;
   }
 }
+
+/**
+ * What of an answer is left once every account's `inbox` (`{"email", "sms_url"}`, the one place its
+ * tokens are handed out: DESIGN §15) is taken out, at any depth of JSON-in-a-string escaping.
+ */
+export const withoutInboxes = (text: string): string => text.replace(/(\\*)"inbox\1"\s*:\s*\{[^{}]*\}/g, '"inbox":"<removed>"');
 
 /**
  * What of an exchange is left once the one place a webhook endpoint's signing secret is handed out

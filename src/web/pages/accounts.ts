@@ -10,11 +10,13 @@ import { errorBox, field, fieldErrors, readForm } from "../forms.js";
 import { csrfField, page, status, table, time, typeTitle, type Html, type Viewer } from "../layout.js";
 import { liveFor } from "../live.js";
 import { may, type WebEnv } from "../session.js";
+import { inboxRoutes, inboxSection } from "./inbox.js";
 
 const NOTICES: Record<string, string> = {
   added: "Account added. Connect it to sign in, or open a sign-in link to sign in by hand.",
   updated: "Credentials saved.",
   removed: "Account removed, with its credentials and browser session.",
+  rotated: "Inbox address and SMS URL replaced: the old ones no longer work.",
 };
 
 type Refused = { message: string; errors: Record<string, string>; values: Record<string, string> };
@@ -100,6 +102,8 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
     await engine.accounts.delete(principal, account.id);
     return c.redirect("/app/accounts?done=removed", 303);
   });
+
+  inboxRoutes(web, engine);
 }
 
 function accountsPage(
@@ -203,6 +207,7 @@ async function accountPage(
     })}
     <p class="pager"><a href="/app/actions?account_id=${account.id}">Every action on this account</a></p>
   </section>
+  ${await inboxSection(engine, viewer, principal, account)}
 </div>
 ${may(principal, "manage_accounts")
   ? html`<div>
