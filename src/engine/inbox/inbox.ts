@@ -112,32 +112,34 @@ export class Inbox {
       channel: message.channel,
       source: message.source,
       received_at: now.toISOString(),
-      used_for: undefined,
       from: message.from,
     };
-    await this.core.store.inbox.addMessage({ ...record, text: message.text.slice(0, MAX_MESSAGE_CHARS), expires_at: new Date(now.getTime() + MESSAGE_KEPT_MS).toISOString() });
-    await this.answerWaiting(accountId);
-    const used = (await this.core.store.inbox.list(accountId, this.core.lifecycle.now(), 100)).find((listed) => listed.id === record.id);
-    return used ?? record;
+    await this.core.store.inbox.addMessage({ ...record, used_for: undefined, text: message.text.slice(0, MAX_MESSAGE_CHARS), expires_at: new Date(now.getTime() + MESSAGE_KEPT_MS).toISOString() });
+    // An older message may be the one that answers (nothing found in this one): it is used only if it is this one.
+    const used = await this.answerWaiting(accountId);
+    return { ...record, used_for: used?.messageId === record.id ? used.actionId : undefined };
   }
 
   /**
    * Answers the account's action waiting at an `email_code` or `sms_code` challenge with the newest
-   * unused message of that channel in which a code or link is found. True when it answered.
+   * unused message of that channel in which a code or link is found: which message answered which
+   * action, when one did.
    */
-  async answerWaiting(accountId: string): Promise<boolean> {
+  async answerWaiting(accountId: string): Promise<{ messageId: string; actionId: string } | undefined> {
     const { store } = this.core;
     for (const action of await store.actions.waitingOf(accountId)) {
-      if (await this.#answer(action)) return true;
+      const messageId = await this.#answer(action);
+      if (messageId) return { messageId, actionId: action.id };
     }
-    return false;
+    return undefined;
   }
 
-  async #answer(action: ActionRecord): Promise<boolean> {
+  /** The id of the message that answered the action's open challenge, if one did. */
+  async #answer(action: ActionRecord): Promise<string | undefined> {
     const { store } = this.core;
     const challenge = await store.challenges.latestOf(action.id);
     const channel = challenge && CHANNEL_OF[challenge.kind];
-    if (!challenge || challenge.state !== "open" || !channel) return false;
+    if (!challenge || challenge.state !== "open" || !channel) return undefined;
     const patterns = this.core.platforms.find((platform) => platform.name === action.platform)?.inbox;
     const now = this.core.lifecycle.now();
     const after = challenge.inbox_after ?? new Date(Date.parse(challenge.created_at) - MESSAGE_ANSWERS_WITHIN_MS).toISOString();
@@ -156,12 +158,12 @@ export class Inbox {
         if (error instanceof NotWaiting) return false;
         throw error;
       });
-      if (!answered) return false;
+      if (!answered) return undefined;
       this.core.logger.info({ action_id: action.id, message_id: message.id, channel }, "answered a challenge from the inbox");
       await this.core.runner.deliver(action.id);
-      return true;
+      return message.id;
     }
-    return false;
+    return undefined;
   }
 }
 
