@@ -1,4 +1,5 @@
 import type { Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { AppError } from "../domain/errors.js";
 import type { Engine } from "../engine/engine.js";
@@ -16,9 +17,14 @@ const MAX_BYTES = 64 * 1024;
  * unknown or rotated-away token is 404 and nothing is kept.
  */
 export function mountSmsUrl(app: Hono, engine: Engine): void {
-  app.post("/inbound/sms/:token", async (c) => {
-    const length = Number(c.req.header("content-length") ?? 0);
-    if (length > MAX_BYTES) throw new AppError("malformed_request", `The request body is larger than ${MAX_BYTES} bytes.`, { max_bytes: MAX_BYTES });
+  // Hono's limit counts a chunked body as it arrives too, not only a Content-Length.
+  const limit = bodyLimit({
+    maxSize: MAX_BYTES,
+    onError: () => {
+      throw new AppError("malformed_request", `The request body is larger than ${MAX_BYTES} bytes.`, { max_bytes: MAX_BYTES });
+    },
+  });
+  app.post("/inbound/sms/:token", limit, async (c) => {
     const accountId = await engine.inbox.accountOfSmsToken(c.req.param("token"));
     if (!accountId) throw new AppError("not_found", "No inbox has this SMS URL (it may have been rotated).");
     const { from, text } = await readText(c);

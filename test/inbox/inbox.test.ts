@@ -102,6 +102,12 @@ describe("pushed messages and the rules of matching", () => {
     expect((await fetch(inbox.sms_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "code 222222" }) })).status).toBe(404);
     // The one mail to the address while it was current, and nothing else.
     expect(await messages(accountId)).toHaveLength(1);
+    // Past 64 KB, refused whether its length is announced or not (a stream has none), and nothing kept.
+    const big = JSON.stringify({ text: "x".repeat(70_000) });
+    expect((await fetch(rotated.json.inbox.sms_url, { method: "POST", headers: { "content-type": "application/json" }, body: big })).status).toBe(400);
+    const streamed = new ReadableStream({ start: (controller) => (controller.enqueue(new TextEncoder().encode(big)), controller.close()) });
+    expect((await fetch(rotated.json.inbox.sms_url, { method: "POST", headers: { "content-type": "application/json" }, body: streamed, duplex: "half" } as RequestInit)).status).toBe(400);
+    expect(await messages(accountId)).toHaveLength(1);
     expect(await mail(rotated.json.inbox.email, "Your verification code is 333333")).toBe(250);
     const form = await fetch(rotated.json.inbox.sms_url, { method: "POST", body: new URLSearchParams({ From: "+15550100", Body: "code 444444" }) });
     expect(form.status).toBe(202);
