@@ -92,6 +92,19 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
   record(server);
   const key = server.service.firstKey!.key;
   let users = 0;
+  /** A handle no other test uses. */
+  const newHandle = (challenge: string): string => {
+    users += 1;
+    return `${challenge.slice(0, 4)}_${process.pid.toString(36)}${Date.now().toString(36)}${users}`.slice(0, 30);
+  };
+  const createSandboxUser = async (handle: string, challenge: SandboxChallenge, extra: Record<string, unknown>): Promise<void> => {
+    const created = await fetch(`${sandbox.url}/_sandbox/users`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ handle, name: `Test ${handle}`, password: "sandbox-password", challenge, ...extra }),
+    });
+    if (created.status !== 201) throw new Error(`sandbox user: ${created.status} ${await created.text()}`);
+  };
   const live: LiveService = {
     get server() {
       return server;
@@ -146,27 +159,15 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
       return text ? JSON.parse(text) : undefined;
     },
     async user(challenge, extra = {}) {
-      users += 1;
-      const handle = `${challenge.slice(0, 4)}_${process.pid.toString(36)}${Date.now().toString(36)}${users}`.slice(0, 30);
-      const created = await fetch(`${sandbox.url}/_sandbox/users`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ handle, name: `Test ${handle}`, password: "sandbox-password", challenge, ...extra }),
-      });
-      if (created.status !== 201) throw new Error(`sandbox user: ${created.status} ${await created.text()}`);
+      const handle = newHandle(challenge);
+      await createSandboxUser(handle, challenge, extra);
       return handle;
     },
     async inboxUser(challenge, extra = {}) {
-      users += 1;
-      const handle = `${challenge.slice(0, 4)}_${process.pid.toString(36)}${Date.now().toString(36)}${users}`.slice(0, 30);
+      const handle = newHandle(challenge);
       const accountId = await live.account(handle, extra);
       const { inbox } = (await live.api("GET", `/v1/accounts/${accountId}`)).json as { inbox: InboxUser["inbox"] };
-      const created = await fetch(`${sandbox.url}/_sandbox/users`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ handle, name: `Test ${handle}`, password: "sandbox-password", challenge, email: inbox.email, sms_url: inbox.sms_url }),
-      });
-      if (created.status !== 201) throw new Error(`sandbox user: ${created.status} ${await created.text()}`);
+      await createSandboxUser(handle, challenge, { email: inbox.email, sms_url: inbox.sms_url });
       return { handle, accountId, inbox };
     },
     async latestCode(handle) {
