@@ -74,9 +74,14 @@ export async function startMailListener(engine: Engine, options: MailListenerOpt
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      let bytes = 0;
+      // Past the bound the rest is read and dropped (the client is answered 552 at its end), never kept.
+      stream.on("data", (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes <= maxBytes) chunks.push(chunk);
+      });
       stream.on("end", () => {
-        if ((stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) return callback(reply(552, `5.3.4 A mail may be at most ${maxBytes} bytes.`));
+        if (bytes > maxBytes || (stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) return callback(reply(552, `5.3.4 A mail may be at most ${maxBytes} bytes.`));
         const accounts = [...(recipients.get(session) ?? [])];
         deliver(engine, Buffer.concat(chunks), accounts).then(
           () => callback(),

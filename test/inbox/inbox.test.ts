@@ -114,6 +114,14 @@ describe("pushed messages and the rules of matching", () => {
     expect((await messages(accountId)).map((message) => message.channel)).toEqual(["sms", "email", "email"]);
   }, 90_000);
 
+  it("a mail over 512 KB is refused with 552 and not kept", async () => {
+    const { accountId, inbox } = await live.inboxUser("email");
+    expect(await mail(inbox.email, `Your verification code is 482913\n${"x".repeat(600 * 1024)}`)).toBe(552);
+    expect(await messages(accountId)).toHaveLength(0);
+    expect(await mail(inbox.email, "Your verification code is 482913")).toBe(250);
+    expect(await messages(accountId)).toHaveLength(1);
+  }, 60_000);
+
   it("a wrong code from the inbox goes back to a person without counting toward three refusals; the person then answers", async () => {
     const handle = await live.user("email");
     const accountId = await live.account(handle);
