@@ -64,7 +64,7 @@ async function writeAtRate(store: Store, accountIds: readonly string[], perSecon
       await retryWhileBusy(
         async () =>
           store.transaction(async () => {
-            const status = (await store.accounts.get(accountId))!.status === "connected" ? "signed_out" : "connected";
+            const status = (await store.accounts.get(accountId))!.status === "connected" ? "needs_auth" : "connected";
             await updateAccountStatus(store, accountId, { status }, new Date().toISOString());
           }),
         { onBusy: () => void (busyRetries += 1) },

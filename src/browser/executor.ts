@@ -139,7 +139,6 @@ export class BrowserExecutor implements ActionExecutor {
         if (!isSameUser(shown, execution.account.username)) throw new WrongUserFailure(shown, execution.account.username);
         await execution.markConnected(profile);
       },
-      markSignedOut: execution.markSignedOut,
       settle: (states, options) => settle(page, states, driver.failures, rule, options?.timeoutMs),
       judgeTimeout: (error) => (isTimeout(error) ? judgeTimeout(page, rule) : undefined),
       whenVisible: (locator, signal) => whenVisible(page, locator, signal),

@@ -55,13 +55,22 @@ export const ActionJson = z
   })
   .meta({ id: "Action" });
 
+/** An account's status (DESIGN §16). */
+export const ACCOUNT_STATUSES = ["new", "connected", "needs_auth", "blocked"] as const;
+
 export const AccountJson = z
   .object({
     id: z.string().describe("The account's id (`acc_…`)."),
     object: z.literal("account").describe("Always `account`."),
     platform: z.string().describe("The platform it belongs to."),
     username: z.string().describe("The sign-in name on the platform."),
-    status: z.enum(["new", "connected", "signed_out"]).describe("new: never signed in; connected: a session is saved; signed_out: the platform ended it."),
+    status: z
+      .enum(ACCOUNT_STATUSES)
+      .describe(
+        "new: never signed in; connected: its saved session is signed in; needs_auth: a person must sign in (a sign-in link answers it); blocked: the platform shows a checkpoint or suspension (clear it through a sign-in link).",
+      ),
+    status_reason: z.string().optional().describe("Why it is needs_auth or blocked: the platform's or the service's words."),
+    checked_at: timestamp.optional().describe("The last time a health check or an action found out whether its session is signed in."),
     has_password: z.boolean().describe("Whether a password is stored (it is never returned)."),
     has_totp_secret: z.boolean().describe("Whether a TOTP secret is stored (it is never returned)."),
     profile: z

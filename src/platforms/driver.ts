@@ -6,7 +6,7 @@ import type { ExecutionContext, PlatformInfo } from "../engine/execution/index.j
 /** What a driver sees of one run: the page, the params and the engine's hooks. */
 export interface DriverContext extends Pick<
   ExecutionContext,
-  "signal" | "clock" | "logger" | "secrets" | "challenge" | "refuseAnswer" | "claimTotpStep" | "commit" | "markConnected" | "markSignedOut"
+  "signal" | "clock" | "logger" | "secrets" | "challenge" | "refuseAnswer" | "claimTotpStep" | "commit" | "markConnected"
 > {
   page: Page;
   /** The platform's origin, e.g. the sandbox's URL. */

@@ -92,7 +92,6 @@ export async function signInWith(spec: SignInSpec, context: DriverContext): Prom
   const { page } = context;
   const { password } = context.secrets();
   if (password === undefined) {
-    await context.markSignedOut();
     throw new ActionFailure("signed_out", "The account is signed out and has no stored password: send the owner a sign-in link, or add a password with PATCH /v1/accounts/{id}.");
   }
   if (spec.form.path) {
@@ -121,7 +120,6 @@ async function onFormChallenge(spec: SignInSpec, page: Page): Promise<boolean> {
 /** The platform refused the credentials: a lost session whose credentials no longer work is `signed_out`. */
 async function refusedSignIn(context: DriverContext, message: string): Promise<never> {
   if (context.hadSession && context.type !== "connect") {
-    await context.markSignedOut();
     throw new ActionFailure("signed_out", `The session ended and the stored credentials no longer sign in: ${message}`);
   }
   throw new ActionFailure("login_failed", `The platform refused the sign-in: ${message}`);

@@ -44,6 +44,7 @@ export type { PaymentRecord } from "./repositories/payments.js";
 export type { KeyListing } from "./repositories/workspaces.js";
 export type { WebSessionRecord } from "./repositories/web-sessions.js";
 export type { EventRecord, EventType } from "./repositories/events.js";
+export type { AccountChanges } from "./repositories/accounts.js";
 export type { FeedbackRecord } from "./repositories/feedback.js";
 export type { InboxTokens, OpenedMessage } from "./repositories/inbox.js";
 export type { WebhookDeliveryRecord, WebhookEndpointRecord, DeliveryState } from "./repositories/webhooks.js";

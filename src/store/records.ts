@@ -22,7 +22,8 @@ export interface KeyRecord {
   created_at: string;
 }
 
-export type AccountStatus = "new" | "connected" | "signed_out";
+/** DESIGN §16: `needs_auth` — a person must sign in; `blocked` — the platform shows a checkpoint or suspension. */
+export type AccountStatus = "new" | "connected" | "needs_auth" | "blocked";
 
 export interface AccountRecord {
   id: string;
@@ -33,6 +34,10 @@ export interface AccountRecord {
   has_totp_secret: boolean;
   has_session: boolean;
   status: AccountStatus;
+  /** Why it has that status (the platform's or the service's words); undefined when connected. */
+  status_reason: string | undefined;
+  /** The last time a check or an action found out whether the session is signed in. */
+  checked_at: string | undefined;
   profile: { handle: string; name: string } | undefined;
   last_totp_step: number | undefined;
   created_at: string;

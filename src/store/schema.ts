@@ -28,6 +28,12 @@ export interface Schema {
     totp_sealed: Buffer | null;
     session_sealed: Buffer | null;
     status: ColumnType<string, string | undefined, string>;
+    status_reason: ColumnType<string | null, string | null | undefined, string | null>;
+    checked_at: ColumnType<string | null, string | null | undefined, string | null>;
+    next_check_at: ColumnType<string | null, string | null | undefined, string | null>;
+    check_failures: ColumnType<number, number | undefined, number>;
+    /** JSON {type: {per_hour?, per_day?, min_gap_seconds?}}: overrides of the driver's paces (DESIGN §16). */
+    pace: ColumnType<string | null, string | null | undefined, string | null>;
     profile: string | null;
     last_totp_step: number | null;
     created_at: string;
@@ -54,10 +60,14 @@ export interface Schema {
     lease: ColumnType<number, number | undefined, number>;
     committed_at: string | null;
     answered_by: ColumnType<string | null, string | null | undefined, string | null>;
+    /** Pacing (DESIGN §16): a queued action runs no earlier; when its run first started. */
+    not_before: ColumnType<string | null, string | null | undefined, string | null>;
+    started_at: ColumnType<string | null, string | null | undefined, string | null>;
     created_at: string;
     updated_at: string;
     finished_at: string | null;
   };
+  pace_cooldowns: { account_id: string; type: string; until: string; strikes: number };
   challenges: {
     id: string;
     action_id: string;

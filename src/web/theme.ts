@@ -10,7 +10,7 @@ export const THEME_CSS = `
   .kind { display:inline-block; font-size:.75rem; font-weight:600; text-transform:uppercase; letter-spacing:.04em; color:var(--accent); }
   .countdown { font-variant-numeric: tabular-nums; font-weight:600; }
   .status { font-weight:600; }
-  .status.succeeded, .status.connected { color:var(--ok); } .status.failed, .status.canceled, .status.expired, .status.signed_out { color:var(--bad); }
+  .status.succeeded, .status.connected { color:var(--ok); } .status.failed, .status.canceled, .status.expired, .status.needs_auth, .status.blocked { color:var(--bad); }
   .status.needs_input { color:var(--warn); }
   label { display:block; font-weight:600; margin:.5rem 0 .25rem; }
   input[type=text], input[type=password], input[type=number], input[type=url], select, textarea { width:100%; padding:.55rem .6rem; font:inherit; color:inherit; background:#fff; border:1px solid var(--field); border-radius:8px; }

@@ -39,7 +39,7 @@ describe("action errors", () => {
     expect(await live.sandboxApi("POST", `/_sandbox/users/${handle}/sessions/expire`)).toMatchObject({ expired: 1 });
     const action = await live.run(accountId, "post", { text: "Lost my session" });
     expect(action).toMatchObject({ status: "failed", error: { code: "signed_out" } });
-    expect((await live.api("GET", `/v1/accounts/${accountId}`)).json.status).toBe("signed_out");
+    expect((await live.api("GET", `/v1/accounts/${accountId}`)).json.status).toBe("needs_auth");
   });
 
   it("login_failed: the platform refuses the password on connect", async () => {

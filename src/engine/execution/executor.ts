@@ -66,7 +66,6 @@ export interface ExecutionContext {
   saveSession(state: string): Promise<void>;
   /** Records who the account signs in as, and that it is connected. */
   markConnected(profile: { handle: string; name: string } | undefined): Promise<void>;
-  markSignedOut(): Promise<void>;
   /** Keeps the page as it was at a `ui_changed` or `browser_error` failure (sealed; for feedback). */
   saveFailureScreenshot(png: Buffer): Promise<void>;
 }

@@ -6,7 +6,7 @@ import { isTerminal, transition, type ActionStatus } from "../../domain/status.j
 import type { Store } from "../../store/index.js";
 import type { ActionRecord, ChallengeState } from "../../store/records.js";
 import type { Clock } from "../clock.js";
-import { recordActionEvent } from "../../events/outbox/index.js";
+import { recordAccountOutcome, recordActionEvent } from "../../events/outbox/index.js";
 
 /** How an action ends. */
 export type Outcome =
@@ -143,6 +143,9 @@ export class Lifecycle {
       const challenge = await this.store.challenges.latestOf(actionId);
       if (challenge && (challenge.state === "open" || challenge.state === "answered")) {
         await this.store.challenges.update(challenge.id, { state: code === "challenge_timeout" ? "expired" : CHALLENGE_END[outcome.status] }, now);
+      }
+      if (outcome.status !== "canceled") {
+        await recordAccountOutcome(this.store, action, outcome.status === "failed" ? { code: outcome.code, message: outcome.message } : {}, now);
       }
       // A browser that never started is not a final answer: the same key may run it again.
       if (code === "browser_unavailable") await this.store.idempotency.forgetAction(actionId);

@@ -67,8 +67,7 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
       write(async (s) => {
         if (await s.accounts.get(accountId)) await s.accounts.setSecret(accountId, "session", state, lifecycle.now());
       }),
-    markConnected: (profile) => write((s) => updateAccountStatus(s, accountId, { status: "connected", ...(profile ? { profile } : {}) }, lifecycle.now())),
-    markSignedOut: () => write((s) => updateAccountStatus(s, accountId, { status: "signed_out" }, lifecycle.now())),
+    markConnected: (profile) => write((s) => updateAccountStatus(s, accountId, { status: "connected", checked_at: lifecycle.now(), ...(profile ? { profile } : {}) }, lifecycle.now())),
     saveFailureScreenshot: (png) => write((s) => s.feedback.saveScreenshot(action.id, png, lifecycle.now())),
   };
 }

@@ -59,6 +59,8 @@ export function presentAccount(account: AccountRecord, inbox?: PublicAccount["in
     platform: account.platform,
     username: account.username,
     status: account.status,
+    ...(account.status_reason !== undefined ? { status_reason: account.status_reason } : {}),
+    ...(account.checked_at !== undefined ? { checked_at: account.checked_at } : {}),
     has_password: account.has_password,
     has_totp_secret: account.has_totp_secret,
     ...(account.profile ? { profile: account.profile } : {}),

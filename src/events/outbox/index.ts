@@ -1,4 +1,5 @@
-import type { AccountRecord, AccountStatus, EventRecord, EventType, Store } from "../../store/index.js";
+import { ACTION_ERRORS, type ActionErrorCode } from "../../domain/errors.js";
+import type { AccountRecord, AccountStatus, ActionRecord, EventRecord, EventType, Store } from "../../store/index.js";
 import { newId } from "../../engine/ids.js";
 import { nextStep, presentAccount, presentAction } from "../../engine/present/index.js";
 
@@ -27,13 +28,41 @@ export async function recordAccountEvent(store: Store, accountId: string, now: s
   await append(store, { workspace_id: account.workspace_id, type: "account.updated", subject_id: account.id, account_id: account.id, challenge_id: undefined, data, created_at: now });
 }
 
-/** Changes an account's status (and profile), recording the event when the status moves. */
-export async function updateAccountStatus(store: Store, accountId: string, changes: { status: AccountStatus; profile?: AccountRecord["profile"] }, now: string): Promise<void> {
+/**
+ * Changes an account's status (DESIGN §16) with its reason (none once connected), and its profile
+ * or `checked_at` if given, recording the event when the status or its reason moves.
+ */
+export async function updateAccountStatus(
+  store: Store,
+  accountId: string,
+  changes: { status: AccountStatus; status_reason?: string; profile?: AccountRecord["profile"]; checked_at?: string },
+  now: string,
+): Promise<void> {
   const before = await store.accounts.get(accountId);
   if (!before) return; // deleted meanwhile: nothing to record
-  await store.accounts.update(accountId, changes, now);
-  if (before.status !== changes.status) await recordAccountEvent(store, accountId, now);
+  const reason = changes.status === "connected" ? undefined : changes.status_reason;
+  await store.accounts.update(accountId, { ...changes, status_reason: reason ?? null }, now);
+  if (before.status !== changes.status || before.status_reason !== reason) await recordAccountEvent(store, accountId, now);
 }
+
+/**
+ * What an ended action found out about its account's session (DESIGN §16), in the transaction that
+ * ends it: a success was signed in (`connected`, checked now); `signed_out` makes it `needs_auth` and
+ * `account_blocked` `blocked`, with the failure's words as the reason. Other failures say nothing of it.
+ */
+export async function recordAccountOutcome(store: Store, action: ActionRecord, outcome: { code?: ActionErrorCode; message?: string }, now: string): Promise<void> {
+  const account = await store.accounts.get(action.account_id);
+  if (!account) return;
+  if (outcome.code === undefined) {
+    if (account.status === "new") await store.accounts.update(account.id, { checked_at: now }, now);
+    else await updateAccountStatus(store, account.id, { status: "connected", checked_at: now }, now);
+    return;
+  }
+  const status = ACCOUNT_STATUS_OF[outcome.code];
+  if (status) await updateAccountStatus(store, account.id, { status, status_reason: outcome.message ?? ACTION_ERRORS[outcome.code].message, checked_at: now }, now);
+}
+
+const ACCOUNT_STATUS_OF: Partial<Record<ActionErrorCode, AccountStatus>> = { signed_out: "needs_auth", account_blocked: "blocked" };
 
 async function append(store: Store, event: Omit<EventRecord, "seq" | "id">): Promise<void> {
   const id = newId("evt");

@@ -103,7 +103,7 @@ export const accountTools = [
   defineTool({
     name: "list_accounts",
     title: "List accounts",
-    description: "Lists the connected accounts this key may use: id, platform, username, status (new, connected, signed_out) and whether a password or TOTP secret is stored (never the secret).",
+    description: "Lists the connected accounts this key may use: id, platform, username, status (new, connected, needs_auth, blocked) with status_reason and checked_at and whether a password or TOTP secret is stored (never the secret).",
     input: z.strictObject({}),
     output: listOf(AccountJson),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

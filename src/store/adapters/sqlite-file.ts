@@ -88,9 +88,18 @@ export function migrate(db: Db, dir: string = MIGRATIONS_DIR): void {
     const version = Number.parseInt(name, 10);
     if (applied.has(version)) continue;
     const sql = readFileSync(join(dir, name), "utf8");
-    db.transaction(() => {
-      db.exec(sql);
-      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(version, name, new Date().toISOString());
-    }).immediate();
+    // A migration that makes a table again (SQLite cannot change a column's CHECK) runs with foreign
+    // keys off, which SQLite allows only outside a transaction, and checks them all before it commits.
+    const remakesTables = sql.startsWith("-- pragma: foreign_keys off");
+    if (remakesTables) db.pragma("foreign_keys = OFF");
+    try {
+      db.transaction(() => {
+        db.exec(sql);
+        if (remakesTables && (db.pragma("foreign_key_check") as unknown[]).length > 0) throw new Error(`migration ${name} left rows whose references are broken`);
+        db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(version, name, new Date().toISOString());
+      }).immediate();
+    } finally {
+      if (remakesTables) db.pragma("foreign_keys = ON");
+    }
   }
 }

@@ -14,6 +14,8 @@ interface AccountRow {
   has_totp_secret: number;
   has_session: number;
   status: string;
+  status_reason: string | null;
+  checked_at: string | null;
   profile: string | null;
   last_totp_step: number | null;
   created_at: string;
@@ -37,6 +39,8 @@ const COLUMNS = (eb: ExpressionBuilder<Schema, "accounts">) =>
     held(eb, "totp_sealed").as("has_totp_secret"),
     held(eb, "session_sealed").as("has_session"),
     "status",
+    "status_reason",
+    "checked_at",
     "profile",
     "last_totp_step",
     "created_at",
@@ -48,6 +52,8 @@ function toAccount(row: AccountRow): AccountRecord {
   return {
     ...row,
     status: row.status as AccountStatus,
+    status_reason: orUndefined(row.status_reason),
+    checked_at: orUndefined(row.checked_at),
     has_password: row.has_password === 1,
     has_totp_secret: row.has_totp_secret === 1,
     has_session: row.has_session === 1,
@@ -63,6 +69,18 @@ const SECRET_COLUMN = {
   totp_secret: "totp_sealed",
   session: "session_sealed",
 } as const satisfies Record<AccountSecret, string>;
+
+/** What `update` may change; `null` clears a column. */
+export interface AccountChanges {
+  username?: string;
+  status?: AccountStatus;
+  status_reason?: string | null;
+  checked_at?: string;
+  next_check_at?: string | null;
+  check_failures?: number;
+  profile?: AccountRecord["profile"];
+  last_totp_step?: number;
+}
 
 export class AccountRepository {
   constructor(
@@ -99,13 +117,17 @@ export class AccountRepository {
     return rows.map(toAccount).filter((account) => !allowed || allowed.includes(account.id));
   }
 
-  async update(id: string, changes: { username?: string; status?: AccountStatus; profile?: AccountRecord["profile"]; last_totp_step?: number }, now: string): Promise<void> {
+  async update(id: string, changes: AccountChanges, now: string): Promise<void> {
     await this.q.db
       .updateTable("accounts")
       .set({
         updated_at: now,
         ...(changes.username !== undefined ? { username: changes.username } : {}),
         ...(changes.status !== undefined ? { status: changes.status } : {}),
+        ...(changes.status_reason !== undefined ? { status_reason: changes.status_reason } : {}),
+        ...(changes.checked_at !== undefined ? { checked_at: changes.checked_at } : {}),
+        ...(changes.next_check_at !== undefined ? { next_check_at: changes.next_check_at } : {}),
+        ...(changes.check_failures !== undefined ? { check_failures: changes.check_failures } : {}),
         ...(changes.profile !== undefined ? { profile: changes.profile ? JSON.stringify(changes.profile) : null } : {}),
         ...(changes.last_totp_step !== undefined ? { last_totp_step: changes.last_totp_step } : {}),
       })
