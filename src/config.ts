@@ -90,6 +90,7 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_MAX_PAUSED_ACTIONS: z.coerce.number().int().min(0).max(10_000).default(200),
   ACTION_SERVICE_IDLE_CONTEXT_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   ACTION_SERVICE_WARM_CONTEXTS: z.coerce.number().int().min(1).max(100_000).default(256),
+  ACTION_SERVICE_HEALTH_CHECK_MINUTES: z.coerce.number().int().min(0).max(10_080).default(60),
   ACTION_SERVICE_WARM_PAGES: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(10_000).optional()),
   ACTION_SERVICE_WARM_PAGE_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
@@ -142,6 +143,8 @@ export interface Config {
   idleContextSeconds: number;
   /** Idle contexts kept warm at most (`ACTION_SERVICE_WARM_CONTEXTS`); contexts in use are not counted. */
   warmContexts: number;
+  /** Each connected account's session is checked once in this many minutes (`ACTION_SERVICE_HEALTH_CHECK_MINUTES`); 0 = off. */
+  healthCheckMinutes: number;
   /** Pages kept open between an account's actions at most (`ACTION_SERVICE_WARM_PAGES`; 0: none). */
   warmPages: number;
   warmPageSeconds: number;
@@ -212,6 +215,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     maxPausedActions: env.ACTION_SERVICE_MAX_PAUSED_ACTIONS,
     idleContextSeconds: env.ACTION_SERVICE_IDLE_CONTEXT_SECONDS,
     warmContexts: env.ACTION_SERVICE_WARM_CONTEXTS,
+    healthCheckMinutes: env.ACTION_SERVICE_HEALTH_CHECK_MINUTES,
     // As many pages as actions may run at once, unless said otherwise.
     warmPages: env.ACTION_SERVICE_WARM_PAGES ?? env.ACTION_SERVICE_MAX_CONCURRENT_ACTIONS,
     warmPageSeconds: env.ACTION_SERVICE_WARM_PAGE_SECONDS,

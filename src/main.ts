@@ -38,6 +38,8 @@ export interface ServiceParts {
   runner?: EngineOptions["runner"];
   /** Webhook retry timings (tests shorten them); whether private targets are allowed comes from the config. */
   webhooks?: Omit<NonNullable<EngineOptions["webhooks"]>, "allowPrivate">;
+  /** How often due health checks are looked for (tests shorten it). */
+  healthCheckTickMs?: number;
   /**
    * false: open the store without starting the engine (no first workspace, no restart
    * recovery), for commands that run beside a live server such as `keys create`.
@@ -87,6 +89,7 @@ export async function createService(config: Config, parts: ServiceParts): Promis
     freeCredits: config.freeCredits,
     x402: config.x402,
     inbox: { mailDomain: config.mailDomain, smtpOn: config.smtp.port !== undefined },
+    healthChecks: { intervalMinutes: config.healthCheckMinutes, ...(parts.healthCheckTickMs ? { tickMs: parts.healthCheckTickMs } : {}) },
     // On the real clock deliveries get their own thread; a test's clock keeps them on this loop, where it moves them.
     webhooks: { allowPrivate: config.webhookAllowPrivate, ...parts.webhooks, thread: parts.clock ? undefined : { location, masterKey } },
     ...(parts.clock ? { clock: parts.clock } : {}),

@@ -28,6 +28,8 @@ export interface ServerOptions {
   runner?: ServiceParts["runner"];
   /** Webhook retry timings (tests shorten them). */
   webhooks?: ServiceParts["webhooks"];
+  /** How often due health checks are looked for (tests shorten it). */
+  healthCheckTickMs?: number;
   /** Seams for tests: how long an unwatched sign-in page stays open, and how many one key may hold. */
   live?: Pick<LiveHubOptions, "unwatchedMs" | "maxPagesPerKey">;
   /** Mounts more on the HTTP app (REST, MCP over HTTP and the live browser are always there). */
@@ -82,6 +84,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     ...(options.runnerKind ? { runnerKind: options.runnerKind } : {}),
     ...(options.runner ? { runner: options.runner } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
+    ...(options.healthCheckTickMs ? { healthCheckTickMs: options.healthCheckTickMs } : {}),
     extend: (app, engine, limiter) => {
       const policy: OriginPolicy = { allowedHosts: defaultAllowedHosts(config.host, config.port, config.publicUrl), publicUrl: () => engine.core.publicUrl };
       hub = new LiveHub({

@@ -1,6 +1,7 @@
 import { EventEmitter } from "node:events";
 import type { BrowserContext, Page } from "playwright";
 import { ActionFailure, type ActionErrorCode } from "../domain/errors.js";
+import { CHECK_TYPE } from "../domain/health.js";
 import type { ActionExecutor, ExecutionContext } from "../engine/execution/index.js";
 import type { Driver, DriverContext } from "../platforms/driver.js";
 import { isSameUser, WrongUserFailure } from "./identity.js";
@@ -34,8 +35,9 @@ export class BrowserExecutor implements ActionExecutor {
   async execute(execution: ExecutionContext): Promise<Record<string, unknown>> {
     const { action, account } = execution;
     const driver = this.options.drivers.find((candidate) => candidate.platform.name === action.platform);
-    const handler = driver?.actions[action.type];
-    if (!driver || !handler) throw new ActionFailure("unsupported", `The ${action.platform} platform has no ${action.type} action.`);
+    const check = action.type === CHECK_TYPE;
+    const handler = action.type === CHECK_TYPE ? undefined : driver?.actions[action.type];
+    if (!driver || (!check && !handler)) throw new ActionFailure("unsupported", `The ${action.platform} platform has no ${action.type} action.`);
     const { pool } = this.options;
     const rule = this.#ruleOf(driver);
     const saved = execution.loadSession();
@@ -57,11 +59,19 @@ export class BrowserExecutor implements ActionExecutor {
         paused = true;
         return execution.challenge(...args);
       };
-      const driverContext = this.#driverContext({ ...execution, challenge }, driver, page, saved !== undefined, rule);
+      let signedInAgain = false;
+      const markConnected: ExecutionContext["markConnected"] = (profile) => {
+        signedInAgain = true;
+        return execution.markConnected(profile);
+      };
+      const driverContext = this.#driverContext({ ...execution, challenge, markConnected }, driver, page, saved !== undefined, rule);
       await driver.ensureSignedIn(driverContext);
-      const result = await handler(driverContext);
+      // A health check (DESIGN §16) is the driver's start page read as signed in or out, and a sign-in
+      // without a person when it was out; an action goes on to its handler.
+      const result = handler ? await handler(driverContext) : { outcome: signedInAgain ? "signed_in_again" : "connected" };
       await this.#saveIfChanged(execution, context, saved);
-      keep = true;
+      // A check leaves no page open: an idle account's context keeps only its cookies.
+      keep = !check;
       return result;
     } catch (error) {
       if (execution.signal.aborted) throw execution.signal.reason;

@@ -1,4 +1,3 @@
-import type { ActionType } from "./actions.js";
 import type { ActionErrorCode } from "./errors.js";
 import type { ActionStatus } from "./status.js";
 
@@ -14,7 +13,7 @@ const FREE_FAILURES: ReadonlySet<ActionErrorCode> = new Set([
  * Whether a finished action's hold is captured (true) or released (false). A `connect` the
  * platform blocks is free too: its answer is a sign-in link, not a charged failure (DESIGN §6).
  */
-export function isCharged(status: ActionStatus, errorCode?: ActionErrorCode, type?: ActionType): boolean {
+export function isCharged(status: ActionStatus, errorCode?: ActionErrorCode, type?: string): boolean {
   if (status === "canceled") return false;
   if (status === "failed") return errorCode === undefined || !(FREE_FAILURES.has(errorCode) || (type === "connect" && errorCode === "account_blocked"));
   return status === "succeeded";

@@ -1,3 +1,4 @@
+import { HealthChecks, type HealthCheckOptions } from "./health/index.js";
 import type { Principal } from "../domain/keys.js";
 import type { PlatformReference, PublicAccount, PublicAction } from "../domain/public.js";
 import { isTerminal } from "../domain/status.js";
@@ -42,6 +43,8 @@ export interface EngineOptions {
   webhooks?: WebhookOptions;
   /** The inbox (DESIGN §15): its mail domain, and whether the SMTP listener is on. Default `inbox.localhost`, off. */
   inbox?: InboxOptions;
+  /** Health checks (DESIGN §16): every `intervalMinutes` (default 60; 0 = off). */
+  healthChecks?: HealthCheckOptions;
 }
 
 /** The action lifecycle behind both REST and MCP. */
@@ -67,6 +70,8 @@ export class Engine {
   readonly feedback: Feedback;
   /** Each account's inbox: messages that answer its e-mail and text challenges (DESIGN §15). */
   readonly inbox: Inbox;
+  /** Health checks of connected accounts (DESIGN §16). */
+  readonly healthChecks: HealthChecks;
   readonly #endedJson = new WeakMap<ActionRecord, string>();
   #sweep: NodeJS.Timeout | undefined;
   #purge: NodeJS.Timeout | undefined;
@@ -85,6 +90,7 @@ export class Engine {
       ...options.runner,
       publicUrl: () => this.core.publicUrl,
       internalUrl: () => this.core.internalUrl,
+      inboxMayAnswer: (accountId, kind) => this.inbox.mayAnswer(accountId, kind),
       // A dead process's requests in flight will never answer: settle them, and finish its payments.
       onHeartbeat: () => {
         settleAbandoned(this.core).catch((error: unknown) => logger.warn({ err: error }, "could not settle a dead process's requests; the next heartbeat tries again"));
@@ -111,6 +117,7 @@ export class Engine {
     this.events = new EventFeed(this.core);
     this.feedback = new Feedback(this.core);
     this.inbox = new Inbox(this.core, options.inbox ?? { mailDomain: "inbox.localhost", smtpOn: false });
+    this.healthChecks = new HealthChecks(this.core, options.healthChecks ?? { intervalMinutes: 60 });
     this.#elsewhere = new ChangesElsewhere(options.store, this.core.lifecycle);
     this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }
@@ -151,9 +158,11 @@ export class Engine {
     this.#purge = every(PURGE_INTERVAL_MS, "purge", this.core.logger, () => purgeExpired(this.core));
     this.webhooks.start();
     await this.#elsewhere.start();
+    this.healthChecks.start();
   }
 
   async stop(): Promise<void> {
+    this.healthChecks.stop();
     this.#elsewhere.stop();
     clearInterval(this.#sweep);
     clearInterval(this.#purge);

@@ -6,6 +6,8 @@ import type { Logger } from "./logger.js";
 /** Events are kept this long (SSE resumes within it); pending deliveries keep theirs longer. */
 const EVENT_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
+const CHECK_RETENTION_MS = 24 * 60 * 60 * 1000;
+
 export const PURGE_INTERVAL_MS = 10 * 60 * 1000;
 
 /**
@@ -35,6 +37,8 @@ export async function purgeExpired(core: EngineCore): Promise<void> {
   await store.events.purgeBefore(new Date(lifecycle.clock.now().getTime() - EVENT_RETENTION_MS).toISOString());
   // Inbox messages are kept 24 hours (DESIGN §15).
   await store.inbox.deleteExpired(lifecycle.now());
+  // What a health check found is on its account; the check itself is kept a day (DESIGN §16).
+  await store.actions.purgeChecks(new Date(lifecycle.clock.now().getTime() - CHECK_RETENTION_MS).toISOString());
 }
 
 /**

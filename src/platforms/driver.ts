@@ -2,6 +2,7 @@ import type { Locator, Page } from "playwright";
 import type { ActionType } from "../domain/actions.js";
 import type { ActionErrorCode, ActionFailure } from "../domain/errors.js";
 import type { ExecutionContext, PlatformInfo } from "../engine/execution/index.js";
+import type { CHECK_TYPE } from "../domain/health.js";
 
 /** What a driver sees of one run: the page, the params and the engine's hooks. */
 export interface DriverContext extends Pick<
@@ -11,7 +12,8 @@ export interface DriverContext extends Pick<
   page: Page;
   /** The platform's origin, e.g. the sandbox's URL. */
   baseUrl: string;
-  type: ActionType;
+  /** The action's type, or the engine's health check. */
+  type: ActionType | typeof CHECK_TYPE;
   /** The account's sign-in name on the platform. */
   username: string;
   params: Record<string, unknown>;

@@ -89,6 +89,13 @@ export class SessionStore {
     return count;
   }
 
+  /** Forgets every device remembered for the user (its next sign-in meets its challenge again); returns how many. */
+  forgetDevices(handle: string): number {
+    let count = 0;
+    for (const handles of this.devices.values()) if (handles.delete(handle)) count++;
+    return count;
+  }
+
   /** Approves every device sign-in of the user that waits for approval; returns how many. */
   approveDevice(handle: string): number {
     let count = 0;

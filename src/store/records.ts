@@ -2,6 +2,7 @@ import type { ActionType } from "../domain/actions.js";
 import type { ChallengeKind } from "../domain/challenges.js";
 import type { ActionErrorCode } from "../domain/errors.js";
 import type { KeyRole } from "../domain/keys.js";
+import type { CHECK_TYPE } from "../domain/health.js";
 import type { AnsweredBy, InboxChannel, MessageSource } from "../domain/inbox.js";
 import type { ActionStatus } from "../domain/status.js";
 
@@ -50,7 +51,8 @@ export interface ActionRecord {
   workspace_id: string;
   account_id: string;
   platform: string;
-  type: ActionType;
+  /** An action type, or the engine's own health check (DESIGN §16), never shown as an action. */
+  type: ActionType | typeof CHECK_TYPE;
   params: Record<string, unknown>;
   status: ActionStatus;
   error_code: ActionErrorCode | undefined;

@@ -1,3 +1,4 @@
+import { CHECK_TYPE } from "../../domain/health.js";
 import { AppError } from "../../domain/errors.js";
 import { ROLE_PERMISSIONS, type Permission, type Principal } from "../../domain/keys.js";
 import type { Store } from "../../store/index.js";
@@ -47,7 +48,8 @@ export async function visibleAccount(store: Store, principal: Principal, account
 /** The action if the key's workspace has it (else 404) and may see its account (else 403). */
 export async function visibleAction(store: Store, principal: Principal, actionId: string): Promise<ActionRecord> {
   const action = await store.actions.get(actionId);
-  if (!action || action.workspace_id !== principal.workspaceId) {
+  // A health check is the engine's own, not an action of anyone's.
+  if (!action || action.workspace_id !== principal.workspaceId || action.type === CHECK_TYPE) {
     throw new AppError("not_found", "No such action.", { action_id: actionId });
   }
   requireAllowed(principal, action.account_id, "This key may not act on this action's account.", { action_id: actionId });

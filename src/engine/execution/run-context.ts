@@ -1,4 +1,5 @@
 import { ActionFailure } from "../../domain/errors.js";
+import { CHECK_TYPE } from "../../domain/health.js";
 import type { Store } from "../../store/index.js";
 import { retryWhileBusy } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
@@ -68,6 +69,9 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
         if (await s.accounts.get(accountId)) await s.accounts.setSecret(accountId, "session", state, lifecycle.now());
       }),
     markConnected: (profile) => write((s) => updateAccountStatus(s, accountId, { status: "connected", checked_at: lifecycle.now(), ...(profile ? { profile } : {}) }, lifecycle.now())),
-    saveFailureScreenshot: (png) => write((s) => s.feedback.saveScreenshot(action.id, png, lifecycle.now())),
+    // A health check's page is nobody's feedback.
+    saveFailureScreenshot: async (png) => {
+      if (action.type !== CHECK_TYPE) await write((s) => s.feedback.saveScreenshot(action.id, png, lifecycle.now()));
+    },
   };
 }

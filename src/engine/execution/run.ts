@@ -1,5 +1,7 @@
 import { LIVE_LINK_TTL_MS, MAX_REFUSED_ANSWERS } from "../../domain/challenges.js";
+import type { ChallengeKind } from "../../domain/challenges.js";
 import { ActionFailure, PlatformTimeout } from "../../domain/errors.js";
+import { CHECK_TYPE } from "../../domain/health.js";
 import { isTerminal } from "../../domain/status.js";
 import { isBusy, retryWhileBusy, randomToken, type Store } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
@@ -19,7 +21,12 @@ export interface RunParts {
   leaseHolds: (runnerId: string) => Promise<boolean>;
   /** The run paused at needs_input: its slot is free for another account's action. */
   paused: () => void;
+  /** Whether the account's inbox may receive what a challenge of `kind` asks (a health check waits only for that). */
+  inboxMayAnswer: (accountId: string, kind: ChallengeKind) => Promise<boolean>;
 }
+
+/** A health check waits this long for the inbox, and never for a person (DESIGN §16). */
+export const CHECK_INBOX_WAIT_MS = 60_000;
 
 /**
  * One claimed action run through the executor: what the executor reports becomes status changes,
@@ -90,10 +97,11 @@ export class Run {
 
   /** Pauses at needs_input (a new challenge, or the same one again after a refused answer); the run slot is free meanwhile. */
   async #challenge(request: ChallengeRequest): Promise<string | undefined> {
-    const { lifecycle, challengeTtlMs } = this.parts;
+    const { lifecycle } = this.parts;
     const { store } = lifecycle;
     const signal = this.controller.signal;
     signal.throwIfAborted();
+    const challengeTtlMs = this.action.type === CHECK_TYPE ? await this.#checkWaits(request) : this.parts.challengeTtlMs;
     await retryWhileBusy(() =>
       store.transaction(async () => {
         const now = lifecycle.clock.now();
@@ -147,6 +155,15 @@ export class Run {
     // Paused: the slot is free for another account's action.
     this.parts.paused();
     return answer;
+  }
+
+  /**
+   * A health check never holds a page for a person: it waits a minute for a code the account's
+   * inbox can receive, and otherwise ends, the account needing a person to sign in.
+   */
+  async #checkWaits(request: ChallengeRequest): Promise<number> {
+    if (await this.parts.inboxMayAnswer(this.action.account_id, request.kind)) return CHECK_INBOX_WAIT_MS;
+    throw new ActionFailure("signed_out", `The session ended and signing in again needs a person: the platform asks for ${KIND_WORDS[request.kind]} ("${request.message}").`);
   }
 
   /** The page moved on by itself (device approved, captcha solved in the live browser). */
@@ -205,6 +222,9 @@ export class Run {
         return { refusals: challenge.refusals + 1, byInbox: false };
       }),
     );
+    if (byInbox && this.action.type === CHECK_TYPE) {
+      throw new ActionFailure("signed_out", `The session ended and the code the inbox received was refused: ${message} A person must sign in.`);
+    }
     if (byInbox) {
       this.refusal = `The code the inbox received was refused: ${message} Answer with the code yourself (a later message may still answer it).`;
       return;
@@ -216,6 +236,15 @@ export class Run {
     this.refusal = `Your answer was refused: ${message} ${left} ${left === 1 ? "attempt" : "attempts"} left.`;
   }
 }
+
+const KIND_WORDS: Record<ChallengeKind, string> = {
+  two_factor_code: "an authenticator code and no TOTP secret is stored",
+  email_code: "a code by e-mail, and no inbox receives it",
+  sms_code: "a code by text message, and no inbox receives it",
+  device_approval: "an approval on another device",
+  captcha: "a captcha",
+  other: "more than the password",
+};
 
 /**
  * The fence of a run claimed as `claimed` (DESIGN §11): a write for the action is made only while

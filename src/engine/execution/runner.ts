@@ -7,7 +7,7 @@ import { Lease } from "./lease.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
 import { expireDeadLocalRunners, recoverOrphans } from "./recovery.js";
-import { Run, commitNote } from "./run.js";
+import { Run, commitNote, type RunParts } from "./run.js";
 
 export interface RunnerOptions {
   lifecycle: Lifecycle;
@@ -31,6 +31,8 @@ export interface RunnerOptions {
   internalUrl: () => string;
   /** Called on every heartbeat, after recovery (e.g. settling a dead process's requests). */
   onHeartbeat?: () => void;
+  /** Whether the account's inbox may receive what a challenge asks (health checks wait only for that). */
+  inboxMayAnswer?: RunParts["inboxMayAnswer"];
 }
 
 /** When the queue could not be read or claimed (a locked database), it is tried again this soon. */
@@ -84,6 +86,11 @@ export class Runner {
 
   get activeCount(): number {
     return this.#runs.size;
+  }
+
+  /** Run slots no action uses now (paused actions hold none): where health checks may run. */
+  get idleSlots(): number {
+    return this.options.maxConcurrent - (this.#runs.size - this.pausedCount);
   }
 
   /** Actions paused at needs_input with their page held here. */
@@ -220,7 +227,8 @@ export class Runner {
 
   #start(action: ActionRecord): void {
     const { lifecycle, executor, logger, challengeTtlMs } = this.options;
-    const run = new Run(action, { lifecycle, executor, logger, challengeTtlMs, leaseHolds: (runnerId) => this.#lease.holds(runnerId), paused: () => this.pump() });
+    const inboxMayAnswer = this.options.inboxMayAnswer ?? (() => Promise.resolve(false));
+    const run = new Run(action, { lifecycle, executor, logger, challengeTtlMs, inboxMayAnswer, leaseHolds: (runnerId) => this.#lease.holds(runnerId), paused: () => this.pump() });
     this.#runs.set(action.id, run);
     run.done = run
       .execute()

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CHANNEL_OF, INBOX_CHANNELS, MESSAGE_ANSWERS_WITHIN_MS, MESSAGE_KEPT_MS, findInMessage, type InboxChannel, type MessageSource } from "../../domain/inbox.js";
 import type { Principal } from "../../domain/keys.js";
+import type { ChallengeKind } from "../../domain/challenges.js";
 import type { AccountRecord, ActionRecord, InboxMessageRecord } from "../../store/records.js";
 import { allows, requirePermission, visibleAccount } from "../access/index.js";
 import { recordAnswer } from "../actions.js";
@@ -55,6 +56,18 @@ export class Inbox {
 
   get mailDomain(): string {
     return this.options.mailDomain;
+  }
+
+  /**
+   * Whether a health check may wait (up to a minute) for the inbox to answer a challenge of `kind`
+   * on this account (DESIGN §16): an e-mailed code or link (while the SMTP listener is on) or a text,
+   * once the inbox has answered one for the account — the platform is known to send there. Any
+   * other kind, or an inbox the platform has never used, needs a person.
+   */
+  async mayAnswer(accountId: string, kind: ChallengeKind): Promise<boolean> {
+    if (kind === "email_code" && !this.options.smtpOn) return false;
+    if (kind !== "email_code" && kind !== "sms_code") return false;
+    return this.core.store.inbox.hasAnswered(accountId, kind);
   }
 
   /** The addresses an account shows: to admin and operator keys allowed it (never read_only ones). */

@@ -1,3 +1,4 @@
+import { CHECK_TYPE } from "../../domain/health.js";
 import { isAnswerableByApi } from "../../domain/challenges.js";
 import type { ActionErrorCode } from "../../domain/errors.js";
 import type { ActionRecord, ChallengeRecord } from "../../store/records.js";
@@ -78,6 +79,7 @@ function answerStep(surface: Surface, action: ActionRecord, challenge: Challenge
 /** What a queued action waits for. */
 async function queuedStep(store: Store, action: ActionRecord): Promise<string> {
   const ahead = await store.actions.aheadOf(action);
+  if (ahead?.type === CHECK_TYPE) return "Waits for a check of the account's sign-in: seconds, or up to a minute while the inbox receives a code.";
   if (ahead?.status === "needs_input") return `Waits behind ${ahead.id} on this account, which is at needs_input: it starts once that challenge is answered or the action ends.`;
   if (ahead) return `Waits behind ${ahead.id} (${ahead.status}) on this account: one action at a time per account.`;
   return "Waits for a free run slot: it starts as soon as one of the running actions ends.";

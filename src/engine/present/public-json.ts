@@ -1,3 +1,5 @@
+import type { ActionType } from "../../domain/actions.js";
+import { CHECK_TYPE } from "../../domain/health.js";
 import type { PublicAccount, PublicAction, PublicMessage } from "../../domain/public.js";
 import type { Store } from "../../store/index.js";
 import type { AccountRecord, ActionRecord, ChallengeRecord } from "../../store/records.js";
@@ -20,6 +22,12 @@ export function presentMessage(message: { id: string; channel: PublicMessage["ch
   };
 }
 
+/** An action's type as the public knows it: a health check (the engine's own) is never presented. */
+function publicType(action: ActionRecord): ActionType {
+  if (action.type === CHECK_TYPE) throw new Error(`health check ${action.id} is not an action anyone sees`);
+  return action.type;
+}
+
 /** The public JSON of an action (DESIGN §3): fields absent when not applicable, never null. */
 export function presentAction(action: ActionRecord, challenge?: { record: ChallengeRecord; signInUrl: string }, nextStep?: string): PublicAction {
   return {
@@ -27,7 +35,7 @@ export function presentAction(action: ActionRecord, challenge?: { record: Challe
     object: "action",
     account_id: action.account_id,
     platform: action.platform,
-    type: action.type,
+    type: publicType(action),
     params: action.params,
     status: action.status,
     ...(action.status === "needs_input" && challenge

@@ -1,4 +1,5 @@
 import { ACTION_ERRORS, type ActionErrorCode } from "../../domain/errors.js";
+import { CHECK_TYPE, checkOutcome, type CheckOutcome } from "../../domain/health.js";
 import type { AccountRecord, AccountStatus, ActionRecord, EventRecord, EventType, Store } from "../../store/index.js";
 import { newId } from "../../engine/ids.js";
 import { nextStep, presentAccount, presentAction } from "../../engine/present/index.js";
@@ -12,7 +13,8 @@ import { nextStep, presentAccount, presentAction } from "../../engine/present/in
 /** Records an action's status as the public sees it now (`needs_input` with its challenge). */
 export async function recordActionEvent(store: Store, actionId: string, now: string): Promise<void> {
   const action = await store.actions.get(actionId);
-  if (!action) return;
+  // A health check is the engine's own: what it finds is an account.updated event.
+  if (!action || action.type === CHECK_TYPE) return;
   const challenge = action.status === "needs_input" ? await store.challenges.latestOf(action.id) : undefined;
   const data = presentAction(action, challenge && { record: challenge, signInUrl: "" }, await nextStep(store, action, "rest", challenge)) as unknown as Record<string, unknown>;
   // The live link is a capability: it is rebuilt from the sealed token when the event is sent.
@@ -53,16 +55,23 @@ export async function updateAccountStatus(
 export async function recordAccountOutcome(store: Store, action: ActionRecord, outcome: { code?: ActionErrorCode; message?: string }, now: string): Promise<void> {
   const account = await store.accounts.get(action.account_id);
   if (!account) return;
+  if (action.type === CHECK_TYPE) {
+    // Checks that could not find out back off (DESIGN §16): the scheduler waits longer after each.
+    const unanswered = outcome.code !== undefined && checkOutcome({ status: "failed", error_code: outcome.code }) === "failed";
+    await store.accounts.update(account.id, { check_failures: unanswered ? (await store.accounts.checkFailures(account.id)) + 1 : 0 }, now);
+  }
   if (outcome.code === undefined) {
     if (account.status === "new") await store.accounts.update(account.id, { checked_at: now }, now);
     else await updateAccountStatus(store, account.id, { status: "connected", checked_at: now }, now);
     return;
   }
-  const status = ACCOUNT_STATUS_OF[outcome.code];
+  const status = action.type === CHECK_TYPE ? CHECKED_STATUS[checkOutcome({ status: "failed", error_code: outcome.code }) ?? "failed"] : ACCOUNT_STATUS_OF[outcome.code];
   if (status) await updateAccountStatus(store, account.id, { status, status_reason: outcome.message ?? ACTION_ERRORS[outcome.code].message, checked_at: now }, now);
 }
 
 const ACCOUNT_STATUS_OF: Partial<Record<ActionErrorCode, AccountStatus>> = { signed_out: "needs_auth", account_blocked: "blocked" };
+/** A failed health check: a person is needed, or a checkpoint; a platform that did not answer says nothing of the session. */
+const CHECKED_STATUS: Record<CheckOutcome, AccountStatus | undefined> = { connected: "connected", signed_in_again: "connected", needs_auth: "needs_auth", blocked: "blocked", failed: undefined };
 
 async function append(store: Store, event: Omit<EventRecord, "seq" | "id">): Promise<void> {
   const id = newId("evt");

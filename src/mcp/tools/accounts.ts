@@ -113,6 +113,21 @@ export const accountTools = [
     },
   }),
   defineTool({
+    name: "check_account",
+    title: "Check an account's sign-in",
+    description:
+      "Checks now whether the account's saved session is still signed in (after its running action, if any); free. Signed out, it signs in again by itself when no person is needed " +
+      "(a stored password with a TOTP secret, or an inbox that receives the code); otherwise the account becomes needs_auth (send a sign-in link), or blocked at a checkpoint. " +
+      "Returns at once; follow with list_accounts: checked_at moves when the check is done.",
+    input: z.strictObject({ account_id: accountId }),
+    output: AccountJson,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    async handle({ account_id }, { engine, principal }) {
+      const account = await engine.presentAccount(principal, await engine.healthChecks.checkNow(principal, account_id));
+      return { structured: account, text: `A check of account ${account_id} is queued: ${describeAccount(account)}` };
+    },
+  }),
+  defineTool({
     name: "forward_message",
     title: "Forward a code message",
     description:

@@ -135,6 +135,21 @@ export function controlRoutes(deps: SandboxDeps): Hono {
     return c.json({ handle, expired: sessions.expireUser(handle) });
   });
 
+  // The platform restricts a user the way a real one does mid-life: its sessions end and every later sign-in meets the checkpoint.
+  app.post("/users/:handle/restrict", (c) => {
+    const handle = c.req.param("handle").toLowerCase();
+    const user = state.users.get(handle);
+    if (!user) return unknownUser(c, handle);
+    user.challenge = "checkpoint";
+    return c.json({ handle, challenge: user.challenge, expired: sessions.expireUser(handle) });
+  });
+
+  app.post("/users/:handle/devices/forget", (c) => {
+    const handle = c.req.param("handle").toLowerCase();
+    if (!state.users.has(handle)) return unknownUser(c, handle);
+    return c.json({ handle, forgotten: sessions.forgetDevices(handle) });
+  });
+
   app.get("/posts", (c) => {
     const author = c.req.query("author");
     if (author !== undefined && !state.users.has(author.toLowerCase())) return unknownUser(c, author);

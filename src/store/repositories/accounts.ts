@@ -135,6 +135,65 @@ export class AccountRepository {
       .execute();
   }
 
+  /**
+   * Connected accounts whose session nobody has found out about since `checkedBefore` (neither a
+   * check nor an action), whose backed-off next check is due by `now`, and that nothing is queued,
+   * running or waiting on: the longest unchecked first (DESIGN §16 health checks).
+   */
+  async dueForCheck(checkedBefore: string, now: string, limit: number): Promise<AccountRecord[]> {
+    const rows = await this.q.db
+      .selectFrom("accounts")
+      .select(COLUMNS)
+      .where("deleted_at", "is", null)
+      .where("status", "=", "connected")
+      .where((eb) => eb(eb.fn.coalesce("checked_at", "updated_at"), "<", checkedBefore))
+      .where((eb) => eb.or([eb("next_check_at", "is", null), eb("next_check_at", "<=", now)]))
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom("actions")
+              .select("actions.id")
+              .whereRef("actions.account_id", "=", "accounts.id")
+              .where("actions.status", "in", ["queued", "running", "needs_input"]),
+          ),
+        ),
+      )
+      .orderBy((eb) => eb.fn.coalesce("checked_at", "updated_at"))
+      .limit(limit)
+      .execute();
+    return rows.map(toAccount);
+  }
+
+  async countConnected(): Promise<number> {
+    const row = await this.q.db
+      .selectFrom("accounts")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("deleted_at", "is", null)
+      .where("status", "=", "connected")
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /**
+   * Takes the account's due check for this coordinator: sets when the next one is due, only if the
+   * current one still is (coordinators scheduling at once: one of them gets it). True when taken.
+   */
+  async takeCheck(id: string, now: string, next: string): Promise<boolean> {
+    const result = await this.q.db
+      .updateTable("accounts")
+      .set({ next_check_at: next })
+      .where("id", "=", id)
+      .where((eb) => eb.or([eb("next_check_at", "is", null), eb("next_check_at", "<=", now)]))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  /** How many checks in a row failed to find out (the platform or browser did not answer). */
+  async checkFailures(id: string): Promise<number> {
+    const row = await this.q.db.selectFrom("accounts").select("check_failures").where("id", "=", id).executeTakeFirst();
+    return row?.check_failures ?? 0;
+  }
+
   /** Seals and stores a secret; `undefined` removes it. */
   async setSecret(id: string, secret: AccountSecret, value: string | undefined, now: string): Promise<void> {
     const sealed = value === undefined ? null : this.sealer.seal(value, `account:${id}:${secret}`);

@@ -3,7 +3,8 @@ import type { Queries } from "../queries.js";
 import type { ActionRecord } from "../records.js";
 import { orUndefined } from "../records.js";
 import type { Schema } from "../schema.js";
-import type { Selectable } from "kysely";
+import type { ExpressionBuilder, Selectable } from "kysely";
+import { CHECK_TYPE } from "../../domain/health.js";
 
 type ActionRow = Selectable<Schema["actions"]>;
 
@@ -68,7 +69,8 @@ export class ActionRepository {
 
   async list(filter: ActionFilter): Promise<ActionRecord[]> {
     if (filter.accountIds !== undefined && filter.accountIds.length === 0) return [];
-    let query = this.q.db.selectFrom("actions").selectAll().where("workspace_id", "=", filter.workspaceId);
+    // Health checks are the engine's own: never listed.
+    let query = this.q.db.selectFrom("actions").selectAll().where("workspace_id", "=", filter.workspaceId).where("type", "!=", CHECK_TYPE);
     if (filter.accountId !== undefined) query = query.where("account_id", "=", filter.accountId);
     if (filter.status !== undefined) query = query.where("status", "=", filter.status);
     if (filter.beforeSeq !== undefined) query = query.where("seq", "<", filter.beforeSeq);
@@ -114,6 +116,8 @@ export class ActionRepository {
           ),
         ),
       )
+      // Health checks take only the run slots no action wants (DESIGN §16).
+      .orderBy((eb) => eb.case().when("a.type", "=", CHECK_TYPE).then(eb.lit(1)).else(eb.lit(0)).end())
       .orderBy("a.seq");
     if (options.limit !== undefined) query = query.limit(options.limit);
     if (options.lock && this.q.adapter.dialect === "postgres") query = query.forUpdate("a").skipLocked();
@@ -185,6 +189,30 @@ export class ActionRepository {
   async hasActive(accountId: string): Promise<boolean> {
     const row = await this.q.db.selectFrom("actions").select("id").where("account_id", "=", accountId).where("status", "in", ACTIVE).limit(1).executeTakeFirst();
     return row !== undefined;
+  }
+
+  /** Whether the account has a health check queued, running or waiting for the inbox. */
+  async hasOpenCheck(accountId: string): Promise<boolean> {
+    const row = await this.q.db
+      .selectFrom("actions")
+      .select("id")
+      .where("account_id", "=", accountId)
+      .where("type", "=", CHECK_TYPE)
+      .where("status", "in", ["queued", ...ACTIVE])
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Health checks that ended before `before`, with their challenges: what they found is on the account. */
+  async purgeChecks(before: string): Promise<void> {
+    const ended = (eb: ExpressionBuilder<Schema, "actions">) =>
+      eb.and([eb("type", "=", CHECK_TYPE), eb("finished_at", "is not", null), eb("finished_at", "<", before)]);
+    await this.q.db
+      .deleteFrom("challenges")
+      .where("action_id", "in", (eb) => eb.selectFrom("actions").select("id").where(ended))
+      .execute();
+    await this.q.db.deleteFrom("actions").where(ended).execute();
   }
 
   /** Writes the changed fields; callers check the transition first. */

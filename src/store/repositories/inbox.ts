@@ -148,6 +148,20 @@ export class InboxRepository {
     }));
   }
 
+  /** Whether the inbox has answered a challenge of `kind` on one of the account's actions. */
+  async hasAnswered(accountId: string, kind: string): Promise<boolean> {
+    const row = await this.q.db
+      .selectFrom("challenges as c")
+      .innerJoin("actions as a", "a.id", "c.action_id")
+      .select("c.id")
+      .where("a.account_id", "=", accountId)
+      .where("c.kind", "=", kind)
+      .where("c.answered_by", "=", "inbox")
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Deletes expired messages; returns how many. */
   async deleteExpired(now: string): Promise<number> {
     const result = await this.q.db.deleteFrom("inbox_messages").where("expires_at", "<=", now).executeTakeFirst();

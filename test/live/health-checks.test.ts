@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startLiveService, type LiveService } from "../helpers/live-service.js";
+
+// Health checks (DESIGN §16) end to end: real Chromium against the sandbox, whose sessions are ended
+// and remembered devices forgotten under the accounts, so signing in again meets the challenge.
+// Checks run every minute here (the shortest interval), and on demand.
+let live: LiveService;
+
+beforeAll(async () => {
+  live = await startLiveService({ inbox: true, env: { ACTION_SERVICE_HEALTH_CHECK_MINUTES: "1" }, server: { healthCheckTickMs: 500 } });
+}, 60_000);
+
+afterAll(async () => {
+  await live?.close();
+});
+
+const SECRET = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
+
+/** The platform ends every session of the user and forgets its browsers: a sign-in meets the challenge again. */
+async function signOutOnPlatform(handle: string): Promise<void> {
+  await live.sandboxApi("POST", `/_sandbox/users/${handle}/sessions/expire`);
+  await live.sandboxApi("POST", `/_sandbox/users/${handle}/devices/forget`);
+}
+
+async function account(accountId: string): Promise<any> {
+  return (await live.api("GET", `/v1/accounts/${accountId}`)).json;
+}
+
+/** Waits until the account's `checked_at` is later than `after` (a check, or an action, found out). */
+async function checkedAfter(accountId: string, after: string, timeoutMs = 60_000): Promise<any> {
+  let found: any;
+  await live.until(async () => {
+    found = await account(accountId);
+    return found.checked_at !== undefined && found.checked_at > after;
+  }, timeoutMs);
+  return found;
+}
+
+async function balance(): Promise<number> {
+  return (await live.api("GET", "/v1/credits")).json.balance;
+}
+
+/** The account's `account.updated` events as the outbox keeps them, oldest first. */
+async function accountUpdates(accountId: string): Promise<{ status: string; status_reason?: string }[]> {
+  const { store } = live.server.service;
+  const workspaceId = (await store.accounts.get(accountId))!.workspace_id;
+  const events = await store.events.after(workspaceId, 0, 10_000);
+  return events.filter((event) => event.type === "account.updated" && event.subject_id === accountId).map((event) => event.data as unknown as { status: string; status_reason?: string });
+}
+
+async function connectedTotpAccount(): Promise<{ handle: string; accountId: string; connectedAt: string }> {
+  const handle = await live.user("totp", { totp_secret: SECRET });
+  const accountId = await live.account(handle, { totp_secret: SECRET });
+  expect(await live.run(accountId, "connect")).toMatchObject({ status: "succeeded", answered_by: "totp" });
+  return { handle, accountId, connectedAt: (await account(accountId)).checked_at };
+}
+
+describe("health checks", () => {
+  it("a check on demand signs a TOTP account in again with nobody answering: connected, checked_at moves, nothing charged, nothing listed", async () => {
+    const { handle, accountId, connectedAt } = await connectedTotpAccount();
+    const before = await balance();
+    await signOutOnPlatform(handle);
+
+    const queued = await live.api("POST", `/v1/accounts/${accountId}/check`);
+    expect(queued.status).toBe(202);
+    expect(queued.json).toMatchObject({ id: accountId, status: "connected" });
+    const checked = await checkedAfter(accountId, connectedAt);
+    expect(checked).toMatchObject({ status: "connected" });
+    expect(checked.status_reason).toBeUndefined();
+
+    // Signed in again: a post runs without signing in (its page is the start page's).
+    expect(await live.run(accountId, "post", { text: `After the check ${handle}` })).toMatchObject({ status: "succeeded" });
+    const posts = await live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`);
+    expect(posts).toHaveLength(1);
+    // Free, and never an action anyone sees: only the connect and the post are listed and charged.
+    expect(await balance()).toBe(before - 2);
+    const listed = (await live.api("GET", `/v1/actions?account_id=${accountId}`)).json.data;
+    expect(listed.map((action: { type: string }) => action.type).sort()).toEqual(["connect", "post"]);
+  }, 120_000);
+
+  it("the periodic check (every minute) signs a TOTP account in again by itself", async () => {
+    const { handle, accountId, connectedAt } = await connectedTotpAccount();
+    const before = await balance();
+    await signOutOnPlatform(handle);
+    // Nobody asks: a minute after the account was last found signed in, its check comes.
+    const checked = await checkedAfter(accountId, connectedAt, 100_000);
+    expect(checked).toMatchObject({ status: "connected" });
+    expect(new Date(checked.checked_at).getTime() - new Date(connectedAt).getTime()).toBeGreaterThanOrEqual(60_000);
+    expect(await balance()).toBe(before);
+    // Its session works: a post needs no sign-in (the sandbox would ask for a code nobody gives).
+    expect(await live.run(accountId, "post", { text: `Kept signed in ${handle}` })).toMatchObject({ status: "succeeded" });
+  }, 150_000);
+
+  it("an e-mail-code account whose codes no inbox receives becomes needs_auth, with an event and no page held", async () => {
+    const handle = await live.user("email");
+    const accountId = await live.account(handle);
+    const connect = await live.run(accountId, "connect");
+    expect(connect.status).toBe("needs_input");
+    expect((await live.api("POST", `/v1/actions/${connect.id}/answer`, { answer: await live.latestCode(handle) })).status).toBe(202);
+    expect(await live.finished(connect.id)).toMatchObject({ status: "succeeded" });
+    const { checked_at: connectedAt } = await account(accountId);
+    await signOutOnPlatform(handle);
+
+    expect((await live.api("POST", `/v1/accounts/${accountId}/check`)).status).toBe(202);
+    const checked = await checkedAfter(accountId, connectedAt);
+    expect(checked.status).toBe("needs_auth");
+    expect(checked.status_reason).toMatch(/code by e-mail/);
+    expect((await accountUpdates(accountId)).at(-1)).toMatchObject({ status: "needs_auth", status_reason: checked.status_reason });
+    // Nobody was asked and nothing waits: no page is open for it, no action paused.
+    expect(live.server.executor.pages.size).toBe(0);
+    expect(live.server.service.engine.core.runner.pausedCount).toBe(0);
+    // needs_auth is not checked again by itself; a sign-in link is the way back.
+    const link = await live.api("POST", `/v1/accounts/${accountId}/sign-in-links`);
+    expect(link.status).toBe(201);
+  }, 120_000);
+
+  it("an e-mail-code account whose codes its inbox receives signs in again by itself", async () => {
+    const { handle, accountId } = await live.inboxUser("email");
+    const connect = await live.run(accountId, "connect");
+    expect(await live.finished(connect.id)).toMatchObject({ status: "succeeded", answered_by: "inbox" });
+    const { checked_at: connectedAt } = await account(accountId);
+    await signOutOnPlatform(handle);
+
+    expect((await live.api("POST", `/v1/accounts/${accountId}/check`)).status).toBe(202);
+    expect(await checkedAfter(accountId, connectedAt)).toMatchObject({ status: "connected" });
+    expect(await live.run(accountId, "post", { text: `Inbox kept me in ${handle}` })).toMatchObject({ status: "succeeded" });
+  }, 120_000);
+
+  it("a checkpoint at the sign-in makes the account blocked", async () => {
+    const handle = await live.user("none");
+    const accountId = await live.account(handle);
+    expect(await live.run(accountId, "connect")).toMatchObject({ status: "succeeded" });
+    const { checked_at: connectedAt } = await account(accountId);
+    // The platform restricts the user: its sessions end and its sign-in shows a checkpoint.
+    expect(await live.sandboxApi("POST", `/_sandbox/users/${handle}/restrict`)).toMatchObject({ challenge: "checkpoint" });
+    expect((await live.api("POST", `/v1/accounts/${accountId}/check`)).status).toBe(202);
+    const checked = await checkedAfter(accountId, connectedAt);
+    expect(checked.status).toBe("blocked");
+    expect(checked.status_reason).toMatch(/restricted/i);
+  }, 120_000);
+
+  it("asks for what it needs: 409 for an account never signed in, 404 for another's, 403 for a read_only key", async () => {
+    const never = await live.account(await live.user("none"));
+    const conflict = await live.api("POST", `/v1/accounts/${never}/check`);
+    expect(conflict.status).toBe(409);
+    expect(conflict.json.error.message).toMatch(/never signed in/);
+    expect((await live.api("POST", "/v1/accounts/acc_nope/check")).status).toBe(404);
+    const readOnly = (await live.server.service.engine.keys.issue({ role: "read_only" })).key;
+    expect((await live.api("POST", `/v1/accounts/${never}/check`, undefined, { key: readOnly })).status).toBe(403);
+    expect((await account(never)).status).toBe("new");
+  });
+});
