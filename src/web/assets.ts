@@ -91,10 +91,12 @@ document.addEventListener("DOMContentLoaded", () => {
 
   // Live status: the page names the events it follows (type:id, or type:* for any); when one
   // arrives it reloads (unless something is being typed: then it says so and waits to be asked).
+  // A form being sent is never cut off by a reload: its own change (an account added) is an event too.
   const main = document.getElementById("main");
   if (main && main.dataset.watch && window.EventSource) {
     const watched = main.dataset.watch.split(",");
     const source = new EventSource("/app/events?after=" + encodeURIComponent(main.dataset.after || ""));
+    document.addEventListener("submit", (event) => { if (!event.defaultPrevented) source.close(); });
     const follow = (message) => {
       const event = JSON.parse(message.data);
       if (!watched.includes(event.type + ":*") && !watched.includes(event.type + ":" + event.data.id)) return;

@@ -41,6 +41,8 @@ describe("MCP tool contract", () => {
     await run("update_account", { account_id: accountId, password: NEW_PASSWORD, totp_secret: null });
     expect(results.update_account!.data).toMatchObject({ has_password: true, has_totp_secret: false });
     await run("list_accounts");
+    await run("check_account", { account_id: accountId });
+    expect(results.check_account!.data).toMatchObject({ id: accountId, status: "connected" });
     await run("create_sign_in_link", { account_id: accountId });
     expect(results.create_sign_in_link!.data.url).toMatch(/\/live\/[A-Za-z0-9_-]{43}$/);
     const paused = await run("run_action", { account_id: accountId, type: "post", params: { text: "hello" }, wait_seconds: 5 });

@@ -86,6 +86,9 @@ describe("MCP 2026-07-28 over HTTP", () => {
     expect(await tool("top_up_credits", { credits: 10 })).toMatchObject({ balance: expect.any(Number) });
     expect(await tool("send_feedback", { message: "works in the new era", action_id: posted.id })).toMatchObject({ id: expect.any(String) });
     expect(await tool("forward_message", { account_id: accountId, channel: "sms", text: "Your code is 123456" })).toMatchObject({ object: "message", channel: "sms" });
+    // A check needs a session to check: the scripted platform signs nobody in, so the account is marked connected here.
+    await h.store.accounts.update(accountId, { status: "connected" }, new Date().toISOString());
+    expect(await tool("check_account", { account_id: accountId })).toMatchObject({ id: accountId, status: "connected" });
     expect(await tool("remove_account", { account_id: accountId })).toEqual({ removed: true, account_id: accountId });
     expect([...called].sort()).toEqual(TOOLS.map((entry) => entry.name).sort());
   });

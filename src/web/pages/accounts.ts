@@ -17,6 +17,7 @@ const NOTICES: Record<string, string> = {
   updated: "Credentials saved.",
   removed: "Account removed, with its credentials and browser session.",
   rotated: "Inbox address and SMS URL replaced: the old ones no longer work.",
+  checking: "A check of the sign-in is queued: this page shows what it finds (Last checked moves).",
 };
 
 type Refused = { message: string; errors: Record<string, string>; values: Record<string, string> };
@@ -84,6 +85,13 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
     return c.redirect(`/app/actions/${action.id}`, 303);
   });
 
+  web.post("/accounts/:id/check", async (c) => {
+    const { principal } = c.get("session");
+    await readForm(c);
+    const account = await engine.healthChecks.checkNow(principal, c.req.param("id"));
+    return c.redirect(`/app/accounts/${account.id}?done=checking`, 303);
+  });
+
   web.post("/accounts/:id/sign-in-links", async (c) => {
     const { principal } = c.get("session");
     await readForm(c);
@@ -129,8 +137,9 @@ ${table({
   columns: [
     { title: "Account", cell: (account) => html`<a href="/app/accounts/${account.id}">${account.username}</a>` },
     { title: "Platform", cell: (account) => account.platform },
-    { title: "Status", cell: (account) => status(account.status) },
+    { title: "Status", cell: (account) => html`${status(account.status)}${account.status_reason ? html`<br /><span class="note">${account.status_reason}</span>` : ""}` },
     { title: "Signed in as", cell: (account) => account.profile?.name ?? html`<span class="note">unknown</span>` },
+    { title: "Last checked", cell: (account) => (account.checked_at ? time(account.checked_at) : html`<span class="note">never</span>`) },
     { title: "Added", cell: (account) => time(account.created_at) },
   ],
 })}
@@ -171,7 +180,9 @@ async function accountPage(
 <div>
   <section class="card" aria-labelledby="status-title">
     <h2 id="status-title">Status: ${status(account.status)}</h2>
+    ${account.status_reason ? html`<p>${account.status_reason}</p>` : ""}
     <dl class="facts">
+      <dt>Last checked</dt><dd>${account.checked_at ? time(account.checked_at) : "never"}</dd>
       <dt>Signed in as</dt><dd>${account.profile ? `${account.profile.name} (@${account.profile.handle})` : "not yet signed in"}</dd>
       <dt>Password</dt><dd>${account.has_password ? "stored" : "none (sign in by hand)"}</dd>
       <dt>Authenticator secret</dt><dd>${account.has_totp_secret ? "stored" : "none"}</dd>
@@ -181,6 +192,7 @@ async function accountPage(
       ? html`<div class="actions-bar">
       <form method="post" action="/app/accounts/${account.id}/connect">${csrfField(viewer)}<button type="submit">Connect</button></form>
       <form method="post" action="/app/accounts/${account.id}/sign-in-links">${csrfField(viewer)}<button type="submit" class="secondary">Create a sign-in link</button></form>
+      ${account.status === "new" ? "" : html`<form method="post" action="/app/accounts/${account.id}/check">${csrfField(viewer)}<button type="submit" class="secondary">Check the sign-in now</button></form>`}
       <a class="button secondary" href="/app/actions/new?account_id=${account.id}">Run an action</a>
     </div>`
       : ""}
