@@ -1,9 +1,11 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import Database from "better-sqlite3";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { Sealer, SqliteAdapter, Store, loadMasterKey, openDatabase } from "../../src/store/index.js";
+import { migrate } from "../../src/store/adapters/sqlite-file.js";
 import { holdsLock } from "../helpers/locks.js";
 
 let dir: string;
@@ -75,5 +77,34 @@ describe("database", () => {
     const seen = execFileSync("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute('SELECT count(*) FROM t').fetchone()[0]); c.close()", file], { encoding: "utf8" });
     expect(seen.trim()).toBe("1");
     await first.close();
+  });
+});
+
+describe("migration 011 (managed accounts)", () => {
+  it("makes the accounts table again with foreign keys off and checked: signed_out becomes needs_auth, rows, order and references kept", () => {
+    dir = mkdtempSync(join(tmpdir(), "as-mig-"));
+    const all = join(import.meta.dirname, "..", "..", "migrations", "sqlite");
+    const before = join(dir, "before");
+    mkdirSync(before);
+    for (const name of readdirSync(all).filter((name) => Number.parseInt(name, 10) < 11)) copyFileSync(join(all, name), join(before, name));
+    const db = new Database(join(dir, "a.db"));
+    db.pragma("foreign_keys = ON");
+    migrate(db, before);
+    db.exec(`INSERT INTO workspaces (id, name, balance, created_at) VALUES ('w', 'n', 0, 't');
+      INSERT INTO accounts (id, workspace_id, platform, username, status, created_at, updated_at) VALUES ('acc_b', 'w', 'sandbox', 'b', 'signed_out', 't', 't');
+      INSERT INTO accounts (id, workspace_id, platform, username, status, created_at, updated_at) VALUES ('acc_a', 'w', 'sandbox', 'a', 'connected', 't', 't');
+      INSERT INTO actions (id, workspace_id, account_id, platform, type, params, status, price, created_at, updated_at) VALUES ('act_1', 'w', 'acc_b', 'sandbox', 'post', '{}', 'failed', 2, 't', 't');`);
+
+    migrate(db, all);
+    // Same created_at: the rowid keeps the order they were added in.
+    expect(db.prepare("SELECT id, status FROM accounts ORDER BY created_at, rowid").all()).toEqual([
+      { id: "acc_b", status: "needs_auth" },
+      { id: "acc_a", status: "connected" },
+    ]);
+    expect(db.pragma("foreign_key_check")).toEqual([]);
+    expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
+    expect(() => db.prepare("UPDATE accounts SET status = 'signed_out' WHERE id = 'acc_a'").run()).toThrow(/CHECK/);
+    expect(() => db.prepare("DELETE FROM accounts WHERE id = 'acc_b'").run()).toThrow(/FOREIGN KEY/);
+    db.close();
   });
 });
