@@ -19,12 +19,15 @@
  *     action, and statements (database round trips) per post on each store.
  * (n) the inbox: mail accepted by the SMTP listener → code typed into the page (median, p99); 16 accounts'
  *     actions/s while another process floods the listener with mails to unknown recipients ÷ with none.
+ * (o) health checks of 1,000 connected accounts in one interval: CPU and memory per check; 16 accounts'
+ *     actions/s while the checks run ÷ with them stopped.
  * BENCH_ONLY=a,e runs a subset (b′ is b2; j2 is (j) with our agent in the 2026-07-28 era).
  * BENCH_DATABASE=postgres runs (a)–(d), (g) and (m) with the service's store on a throw-away PostgreSQL.
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { coordinatorScaling } from "./coordinators.js";
 import { eventLoad } from "./event-load.js";
+import { healthCheckFigures } from "./health-checks.js";
 import { inboxFigures } from "./inbox.js";
 import { readPath } from "./read-path.js";
 import { fleetRate, idlePagesFloor, pausedLoad } from "./execution.js";
@@ -164,7 +167,7 @@ async function readPathOf(live: LiveService): ReturnType<typeof readPath> {
   return readPath(live, action.id);
 }
 
-const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,m,e,f,k,n,b2,h,i,j,j2").split(",").map((part) => part.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,m,e,f,k,n,o,b2,h,i,j,j2").split(",").map((part) => part.trim()));
 
 const STORE_NAMES = { sqlite: "SQLite", postgres: "PostgreSQL" } as const;
 
@@ -297,6 +300,19 @@ async function main(): Promise<void> {
       `${n.busy.toFixed(2)} ÷ ${n.quiet.toFixed(2)} = ${n.ratio.toFixed(3)}; RCPT TO replies: ${codes}${n.accepted ? ` (${n.accepted} ACCEPTED)` : ""}; ` +
         `flood ${n.floodPerSecond.toFixed(0)} mails/s over ${n.floodCover.toFixed(2)} of the loaded posts' time${n.dropped ? `, ${n.dropped} connections dropped` : ""}; messages stored ${n.storedBefore} → ${n.storedAfter}`,
       "≥ 0.90; all 550, none stored",
+    ]);
+  }
+  if (ONLY.has("o")) {
+    const o = await healthCheckFigures();
+    report([
+      `(o) health checks of ${o.accounts} connected accounts in one ${o.intervalMinutes}-minute interval: CPU and memory per check`,
+      `${o.checked} of ${o.accounts} checked in ${o.allCheckedSeconds.toFixed(0)} s (${o.connected} connected); ${o.cpuMsPerCheck.toFixed(0)} ms CPU (the whole machine) and ${o.kbPerCheck.toFixed(0)} KB (service RSS + Chromium PSS) per check`,
+      "report; all checked within the interval",
+    ]);
+    report([
+      "(o) 16 accounts' actions/s while the health checks run (in the idle run slots) ÷ with them stopped",
+      `${o.busy.toFixed(2)} ÷ ${o.quiet.toFixed(2)} = ${o.ratio.toFixed(3)}; ${o.checksWhileBusy} checks done meanwhile`,
+      "≥ 0.90",
     ]);
   }
   if (ONLY.has("b2")) {
