@@ -112,6 +112,7 @@ export const ConfigSchema = z.object({
     .regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, "must be a domain name, e.g. inbox.example.com")
     .default("inbox.localhost")
     .transform((domain) => domain.toLowerCase()),
+  ACTION_SERVICE_METRICS_TOKEN: optional(z.string().regex(/^[\x21-\x7e]{16,512}$/, "must be 16 to 512 printable characters without spaces (e.g. `openssl rand -hex 32`)")),
   ACTION_SERVICE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -156,6 +157,8 @@ export interface Config {
   smtp: { port: number | undefined; host: string };
   /** `ACTION_SERVICE_MAIL_DOMAIN`: inbox addresses are `<token>@<domain>`. */
   mailDomain: string;
+  /** `ACTION_SERVICE_METRICS_TOKEN`: a bearer token that may read `GET /metrics` besides an admin key (DESIGN §16); undefined: admin keys only. */
+  metricsToken: string | undefined;
 }
 
 /** x402 top-ups: `settings` when every variable is set, else the names still `missing`. */
@@ -222,6 +225,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     webhookAllowPrivate: env.ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE === "true",
     smtp: { port: env.ACTION_SERVICE_SMTP_PORT, host: env.ACTION_SERVICE_SMTP_HOST },
     mailDomain: env.ACTION_SERVICE_MAIL_DOMAIN,
+    metricsToken: env.ACTION_SERVICE_METRICS_TOKEN,
   };
 }
 
