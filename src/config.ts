@@ -188,10 +188,14 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** Variables whose value a start-up error names but never shows (it would land in logs). */
+const SECRET_VARIABLES: ReadonlySet<string> = new Set(["ACTION_SERVICE_MASTER_KEY", "ACTION_SERVICE_METRICS_TOKEN"]);
+
 export function loadConfig(environment: NodeJS.ProcessEnv): Config {
   const parsed = ConfigSchema.safeParse(environment);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}=${JSON.stringify(environment[String(issue.path[0])] ?? "")}: ${issue.message}`);
+    const shown = (name: string): string => (SECRET_VARIABLES.has(name) ? "(hidden)" : JSON.stringify(environment[name] ?? ""));
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}=${shown(String(issue.path[0]))}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const env = parsed.data;
