@@ -14,6 +14,7 @@ interface Seen {
   status: ActionStatus;
   lease: number;
   updatedAt: string;
+  answeredBy: ActionRecord["answered_by"];
   /** When it was last queued (ms), for the wait once started. */
   queuedAt: number | undefined;
   /** When this coordinator started it (ms), for the run once ended. */
@@ -58,12 +59,12 @@ export class ActionWatch {
 
   /** Updates what is known of the action in place (a challenge count in flight writes to the same record), newest last. */
   #remember(action: ActionRecord, known: Seen | undefined): Seen {
-    const seen: Seen = known ?? { status: action.status, lease: action.lease, updatedAt: action.updated_at, queuedAt: undefined, startedAt: undefined, challengeId: undefined };
+    const seen: Seen = known ?? { status: action.status, lease: action.lease, updatedAt: action.updated_at, answeredBy: action.answered_by, queuedAt: undefined, startedAt: undefined, challengeId: undefined };
     if (action.status === "queued" && (known === undefined || known.status !== "queued")) {
       seen.queuedAt = Date.parse(action.updated_at);
       seen.startedAt = undefined;
     }
-    Object.assign(seen, { status: action.status, lease: action.lease, updatedAt: action.updated_at });
+    Object.assign(seen, { status: action.status, lease: action.lease, updatedAt: action.updated_at, answeredBy: action.answered_by });
     this.#seen.delete(action.id);
     this.#seen.set(action.id, seen);
     if (this.#seen.size > REMEMBERED) this.#seen.delete(this.#seen.keys().next().value!);
@@ -87,7 +88,8 @@ export class ActionWatch {
       this.series.waitSeconds.observe({ platform: action.platform, type: action.type }, Math.max(0, seen.startedAt - queuedAt) / 1000);
     } else if (before?.status === "needs_input" || (before === undefined && action.runner_id !== this.sources.runnerId())) {
       void this.#countAnswer(action.id);
-    } else if (!changed && action.answered_by === "totp" && before?.updatedAt !== action.updated_at) {
+    } else if (!changed && action.answered_by === "totp" && !(before?.answeredBy === "totp" && before.updatedAt === action.updated_at)) {
+      // The only change that keeps the status: a TOTP step claimed (told twice, the same record is counted once).
       this.series.answers.inc({ kind: TOTP_KIND, answered_by: "totp" });
     }
   }
