@@ -1,3 +1,4 @@
+import type { ChallengeKind } from "../domain/challenges.js";
 import { CHECK_TYPE, checkOutcome } from "../domain/health.js";
 import { isTerminal, type ActionStatus } from "../domain/status.js";
 import type { ChangeOrigin } from "../engine/execution/index.js";
@@ -7,7 +8,7 @@ import type { ActionSeries } from "./series.js";
 /** Actions followed at once; past this the oldest is forgotten (its durations are then not observed). */
 const REMEMBERED = 10_000;
 /** The challenge kind a stored TOTP secret answers. */
-const TOTP_KIND = "two_factor_code";
+const TOTP_KIND: ChallengeKind = "two_factor_code";
 
 /** What this coordinator last knew of an action, to tell one change from the one before. */
 interface Seen {
