@@ -12,6 +12,7 @@ const LAYER_RULES = [
   { folder: "src/web", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "../mcp/*", "../../mcp/*", "playwright", "better-sqlite3"] },
   { folder: "src/mcp", forbidden: ["../store/*", "../../store/*", "../browser/*", "../../browser/*", "playwright", "better-sqlite3"] },
   { folder: "src/platforms", forbidden: ["../../store/*", "../../api/*", "../../mcp/*", "better-sqlite3", "hono"] },
+  { folder: "src/metrics", forbidden: ["../store/*", "../browser/*", "../platforms/*", "../api/*", "../mcp/*", "../web/*", "../inbox/*", "../sandbox/*", "playwright", "better-sqlite3", "hono"] },
   { folder: "src/sandbox", forbidden: ["../store/*", "../engine/*", "../events/*", "../api/*", "../mcp/*", "../browser/*", "better-sqlite3"] },
 ];
 

@@ -113,6 +113,7 @@ export const ConfigSchema = z.object({
     .regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, "must be a domain name, e.g. inbox.example.com")
     .default("inbox.localhost")
     .transform((domain) => domain.toLowerCase()),
+  ACTION_SERVICE_METRICS_TOKEN: optional(z.string().regex(/^[\x21-\x7e]{16,512}$/, "must be 16 to 512 printable characters without spaces (e.g. `openssl rand -hex 32`)")),
   ACTION_SERVICE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -159,6 +160,8 @@ export interface Config {
   smtp: { port: number | undefined; host: string };
   /** `ACTION_SERVICE_MAIL_DOMAIN`: inbox addresses are `<token>@<domain>`. */
   mailDomain: string;
+  /** `ACTION_SERVICE_METRICS_TOKEN`: a bearer token that may read `GET /metrics` besides an admin key (DESIGN §16); undefined: admin keys only. */
+  metricsToken: string | undefined;
 }
 
 /** x402 top-ups: `settings` when every variable is set, else the names still `missing`. */
@@ -188,10 +191,14 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** Variables whose value a start-up error names but never shows (it would land in logs). */
+const SECRET_VARIABLES: ReadonlySet<string> = new Set(["ACTION_SERVICE_MASTER_KEY", "ACTION_SERVICE_METRICS_TOKEN"]);
+
 export function loadConfig(environment: NodeJS.ProcessEnv): Config {
   const parsed = ConfigSchema.safeParse(environment);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}=${JSON.stringify(environment[String(issue.path[0])] ?? "")}: ${issue.message}`);
+    const shown = (name: string): string => (SECRET_VARIABLES.has(name) ? "(hidden)" : JSON.stringify(environment[name] ?? ""));
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}=${shown(String(issue.path[0]))}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
   }
   const env = parsed.data;
@@ -226,6 +233,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     webhookAllowPrivate: env.ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE === "true",
     smtp: { port: env.ACTION_SERVICE_SMTP_PORT, host: env.ACTION_SERVICE_SMTP_HOST },
     mailDomain: env.ACTION_SERVICE_MAIL_DOMAIN,
+    metricsToken: env.ACTION_SERVICE_METRICS_TOKEN,
   };
 }
 

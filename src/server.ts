@@ -11,6 +11,8 @@ import { createService, listen, type Service, type ServiceParts } from "./main.j
 import { mountSmsUrl, startMailListener, type MailListener } from "./inbox/index.js";
 import { defaultAllowedHosts, type OriginPolicy } from "./api/origin.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
+import { mountMetrics } from "./api/metrics.js";
+import { ServiceMetrics } from "./metrics/index.js";
 import { mountWebApp } from "./web/index.js";
 import { enabledPlatforms } from "./platforms/index.js";
 import { startSandbox, type RunningSandbox } from "./sandbox/index.js";
@@ -76,6 +78,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   let onUpgrade: ReturnType<typeof mountLive> | undefined;
   let mcp: McpHttpEndpoint | undefined;
   let hub: LiveHub | undefined;
+  let metrics: ServiceMetrics | undefined;
   const service = await createService(config, {
     executor,
     platforms: drivers.map((driver) => driver.platform),
@@ -102,6 +105,9 @@ export async function startServer(config: Config, options: ServerOptions): Promi
       mcp = mountMcpHttp(app, engine, { ...policy, limiter, logger: options.logger });
       mountWebApp(app, { engine, limiter, policy, logger: options.logger });
       mountSmsUrl(app, engine);
+      // The internal URL names this coordinator to the others (DESIGN §11): the same name labels its series.
+      metrics = new ServiceMetrics({ engine, pool, coordinator: () => engine.core.internalUrl, logger: options.logger });
+      mountMetrics(app, { engine, limiter, token: config.metricsToken, metrics });
       options.extend?.(app, engine, pool, executor);
     },
   });
@@ -143,6 +149,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
       await mcp?.close();
       await http?.close();
       await service.close();
+      metrics?.close();
       await hub?.close();
       await sandbox?.close();
     },

@@ -42,6 +42,23 @@ describe("configuration", () => {
     expect(() => loadConfig({ SANDBOX_SMTP_URL: "http://127.0.0.1:2525" })).toThrow(/SANDBOX_SMTP_URL="http:\/\/127.0.0.1:2525": must be smtp:\/\/host:port/);
   });
 
+  it("reads ACTION_SERVICE_METRICS_TOKEN; a bad one is named without showing it", () => {
+    expect(loadConfig({}).metricsToken).toBe(undefined);
+    expect(loadConfig({ ACTION_SERVICE_METRICS_TOKEN: "f".repeat(64) }).metricsToken).toBe("f".repeat(64));
+    for (const bad of ["too-short", "has a space in the middle"]) {
+      const error = (() => {
+        try {
+          loadConfig({ ACTION_SERVICE_METRICS_TOKEN: bad });
+        } catch (thrown) {
+          return thrown as Error;
+        }
+      })();
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(error!.message).toMatch(/ACTION_SERVICE_METRICS_TOKEN=\(hidden\): must be 16 to 512 printable characters/);
+      expect(error!.message).not.toContain(bad);
+    }
+  });
+
   it("reads ACTION_SERVICE_PLATFORMS as name=url pairs; a name no driver has stops start-up", async () => {
     const config = loadConfig({ ACTION_SERVICE_PLATFORMS: "mediawiki=http://127.0.0.1:8080/, ghost=https://blog.example.com/admin/" });
     expect(config.platforms).toEqual({ mediawiki: "http://127.0.0.1:8080", ghost: "https://blog.example.com/admin" });

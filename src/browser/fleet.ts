@@ -62,7 +62,7 @@ export class BrowserFleet {
       (error: unknown) => {
         endpoint.browser = undefined;
         endpoint.downUntil = Date.now() + (this.options.retryAfterMs ?? 5_000);
-        this.options.logger.error({ err: error, endpoint: describe(endpoint.spec) }, "browser could not be started or reached");
+        this.options.logger.error({ err: error, endpoint: endpointName(endpoint.spec) }, "browser could not be started or reached");
         throw error;
       },
     );
@@ -71,7 +71,7 @@ export class BrowserFleet {
 
   /** A browser went away: its contexts are gone; the next acquire connects again or goes elsewhere. */
   #lost(endpoint: Endpoint, browser: Browser): void {
-    this.options.logger.warn({ endpoint: describe(endpoint.spec) }, "browser disconnected; its accounts move to the next healthy browser");
+    this.options.logger.warn({ endpoint: endpointName(endpoint.spec) }, "browser disconnected; its accounts move to the next healthy browser");
     void endpoint.browser?.then((current) => {
       if (current === browser) endpoint.browser = undefined;
     });
@@ -113,8 +113,8 @@ export function preloadBrowser(): void {
   void import("./endpoints.js").catch(() => undefined);
 }
 
-/** An endpoint for logs: its URL without credentials or query (a token may sit there). */
-function describe(spec: EndpointSpec): string {
+/** An endpoint for logs and metrics: its URL without credentials or query (a token may sit there). */
+export function endpointName(spec: EndpointSpec): string {
   if (spec.kind === "local") return "local";
   try {
     const url = new URL(spec.url.replace(/^cdp\+/i, ""));

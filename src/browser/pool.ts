@@ -1,6 +1,6 @@
 import type { Browser, BrowserContext, Page } from "playwright";
 import { ActionFailure } from "../domain/errors.js";
-import { BrowserFleet, type Endpoint, type EndpointStatus, type FleetOptions } from "./fleet.js";
+import { BrowserFleet, endpointName, type Endpoint, type EndpointStatus, type FleetOptions } from "./fleet.js";
 import { KeptPages } from "./kept-pages.js";
 import { SpareContext, type StorageState } from "./spare-context.js";
 
@@ -20,6 +20,13 @@ export interface PoolOptions extends FleetOptions {
   pageIdleMs?: number;
   /** Browser viewport for every context. */
   viewport?: { width: number; height: number };
+}
+
+/** What one endpoint holds for this process's accounts. */
+export interface EndpointUsage {
+  endpoint: string;
+  contexts: number;
+  pages: number;
 }
 
 interface Slot {
@@ -195,6 +202,22 @@ export class BrowserPool {
 
   get size(): number {
     return this.#slots.size;
+  }
+
+  /**
+   * Per endpoint (named without credentials or query), the accounts' contexts open on it and
+   * their open pages (kept pages and pages held at needs_input included): read from memory, for metrics.
+   */
+  usage(): EndpointUsage[] {
+    const usage = new Map<Endpoint, EndpointUsage>();
+    for (const endpoint of this.#fleet.candidates()) usage.set(endpoint, { endpoint: endpointName(endpoint.spec), contexts: 0, pages: 0 });
+    for (const slot of this.#slots.values()) {
+      const counted = usage.get(slot.endpoint);
+      if (!counted) continue;
+      counted.contexts += 1;
+      counted.pages += slot.context.pages().length;
+    }
+    return [...usage.values()];
   }
 
   async close(): Promise<void> {

@@ -44,4 +44,34 @@ describe("the browser pool", () => {
     pool.release("taken");
     pool.release("fresh");
   });
+
+  it("tells, per endpoint, the accounts' contexts and their open pages, naming each endpoint without credentials or query", async () => {
+    const own = new BrowserPool({ idleMs: 60_000, maxContexts: 10, logger: silentLogger });
+    try {
+      const context = await own.acquire("counted", noSession);
+      await context.newPage();
+      await context.newPage();
+      await own.acquire("other", noSession);
+      expect(own.usage()).toEqual([{ endpoint: "local", contexts: 2, pages: 2 }]);
+      await own.forget("counted");
+      expect(own.usage()).toEqual([{ endpoint: "local", contexts: 1, pages: 0 }]);
+    } finally {
+      await own.close();
+    }
+    // Never connected: the names come from the configuration alone, a token in them left out.
+    const fleet = new BrowserPool({
+      idleMs: 60_000,
+      maxContexts: 10,
+      logger: silentLogger,
+      endpoints: [
+        { kind: "playwright", url: "ws://user:secret-pass@browsers.internal:3000/play?token=secret-token" },
+        { kind: "cdp", url: "cdp+wss://cloud.example.com/chromium?apiKey=secret-key" },
+      ],
+    });
+    expect(fleet.usage()).toEqual([
+      { endpoint: "playwright:ws://browsers.internal:3000/play", contexts: 0, pages: 0 },
+      { endpoint: "cdp:wss://cloud.example.com/chromium", contexts: 0, pages: 0 },
+    ]);
+    await fleet.close();
+  });
 });

@@ -63,7 +63,7 @@ export class ChangesElsewhere {
       this.#lastSeq = changed.at(-1)!.seq;
       for (const id of new Set(changed.map((change) => change.actionId))) {
         const action = await this.store.actions.get(id);
-        if (action && this.#announced.get(id) !== version(action)) this.lifecycle.events.emit("change", action);
+        if (action && this.#announced.get(id) !== version(action)) this.lifecycle.events.emit("change", action, "elsewhere");
       }
       if (changed.length < BATCH) return;
     }

@@ -3,7 +3,7 @@
  * under a fenced lease and runs them through the executor, recovery of what dead runners left, and
  * the status changes other processes make.
  */
-export { Lifecycle, type Guard, type Outcome } from "./lifecycle.js";
+export { Lifecycle, type ChangeOrigin, type Guard, type Outcome } from "./lifecycle.js";
 export { Runner, type RunnerOptions } from "./runner.js";
 export { ChangesElsewhere } from "./changes-elsewhere.js";
 export { INTERRUPTED_AFTER_COMMIT } from "./recovery.js";

@@ -21,14 +21,18 @@ export type Outcome =
  */
 export type Guard = (action: ActionRecord) => boolean | Promise<boolean>;
 
+/** Whether a `change` was committed by this process or announced from another (`ChangesElsewhere`). */
+export type ChangeOrigin = "here" | "elsewhere";
+
 const CHALLENGE_END: Record<Outcome["status"], ChallengeState> = { succeeded: "resolved", failed: "failed", canceled: "canceled" };
 
 /**
  * Status changes, one transaction each, checked against `TRANSITIONS`, each with its event in the
- * outbox; emits `change` with the new record after every committed change.
+ * outbox; emits `change` with the new record after every committed change (and, from
+ * `ChangesElsewhere`, after another process's, marked `elsewhere`).
  */
 export class Lifecycle {
-  readonly events = new EventEmitter<{ change: [ActionRecord] }>();
+  readonly events = new EventEmitter<{ change: [action: ActionRecord, origin: ChangeOrigin] }>();
 
   constructor(
     readonly store: Store,
@@ -44,7 +48,7 @@ export class Lifecycle {
   /** Tells listeners of the action as it now is, once the change has committed (outside any transaction). */
   async emit(actionId: string): Promise<void> {
     const action = await this.store.actions.get(actionId);
-    if (action) this.store.afterCommit(() => this.events.emit("change", action));
+    if (action) this.store.afterCommit(() => this.events.emit("change", action, "here"));
   }
 
   /**

@@ -1,10 +1,10 @@
+import { CHECK_TYPE } from "../../domain/health.js";
 import type { ActionStatus } from "../../domain/status.js";
 import type { Queries } from "../queries.js";
 import type { ActionRecord } from "../records.js";
 import { orUndefined } from "../records.js";
 import type { Schema } from "../schema.js";
 import type { ExpressionBuilder, Selectable } from "kysely";
-import { CHECK_TYPE } from "../../domain/health.js";
 
 type ActionRow = Selectable<Schema["actions"]>;
 
@@ -184,6 +184,17 @@ export class ActionRepository {
   async waitingOf(accountId: string): Promise<ActionRecord[]> {
     const rows = await this.q.db.selectFrom("actions").selectAll().where("account_id", "=", accountId).where("status", "=", "needs_input").execute();
     return rows.map(toAction);
+  }
+
+  /** Queued actions across every coordinator, health checks left out (the queue's depth, for metrics). */
+  async queuedCount(): Promise<number> {
+    const row = await this.q.db
+      .selectFrom("actions")
+      .select(({ fn }) => fn.countAll<number>().as("n"))
+      .where("status", "=", "queued")
+      .where("type", "!=", CHECK_TYPE)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   async hasActive(accountId: string): Promise<boolean> {
