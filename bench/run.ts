@@ -306,7 +306,7 @@ async function main(): Promise<void> {
     const o = await healthCheckFigures();
     report([
       `(o) health checks of ${o.accounts} connected accounts in one ${o.intervalMinutes}-minute interval: CPU and memory per check`,
-      `${o.checked} of ${o.accounts} checked in ${o.allCheckedSeconds.toFixed(0)} s (${o.connected} connected); ${o.cpuMsPerCheck.toFixed(0)} ms CPU (the whole machine) and ${o.kbPerCheck.toFixed(0)} KB (service RSS + Chromium PSS) per check`,
+      `${o.checked} of ${o.accounts} checked in ${o.checkingSeconds.toFixed(0)} s of checking (the interval: ${o.intervalMinutes * 60} s; ${o.connected} connected); ${o.cpuMsPerCheck.toFixed(0)} ms CPU (the whole machine) and ${o.kbPerCheck.toFixed(0)} KB (service RSS + Chromium PSS) per check`,
       "report; all checked within the interval",
     ]);
     report([
