@@ -129,8 +129,12 @@ export async function createWorld(): Promise<World> {
   const ownAdmin = (await h.engine.keys.authenticate(h.adminKey))!;
   const otherPrincipal = (await h.engine.keys.authenticate(otherAdmin))!;
   let serial = 0;
-  const addAccount = async (principal: Principal, kind: "plain" | "challenge"): Promise<string> =>
-    (await h.engine.accounts.create(principal, { platform: "sandbox", username: `${kind === "challenge" ? CHALLENGE_PREFIX : "plain-"}${++serial}`, password: "pw" })).id;
+  // A plain account is connected (a session to check, DESIGN §16), as its first connect would leave it.
+  const addAccount = async (principal: Principal, kind: "plain" | "challenge"): Promise<string> => {
+    const { id } = await h.engine.accounts.create(principal, { platform: "sandbox", username: `${kind === "challenge" ? CHALLENGE_PREFIX : "plain-"}${++serial}`, password: "pw" });
+    if (kind === "plain") await h.store.accounts.update(id, { status: "connected" }, new Date().toISOString());
+    return id;
+  };
   const allowedAccountId = await addAccount(ownAdmin, "plain");
 
   async function targetsIn(principal: Principal): Promise<TargetIds> {
