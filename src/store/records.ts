@@ -4,6 +4,7 @@ import type { ActionErrorCode } from "../domain/errors.js";
 import type { KeyRole } from "../domain/keys.js";
 import type { AnsweredBy, InboxChannel, MessageSource } from "../domain/inbox.js";
 import type { ActionStatus } from "../domain/status.js";
+import type { Paces } from "../domain/pace.js";
 
 /** Records as the store returns them: plain data, secrets never included. */
 export interface WorkspaceRecord {
@@ -40,6 +41,8 @@ export interface AccountRecord {
   checked_at: string | undefined;
   profile: { handle: string; name: string } | undefined;
   last_totp_step: number | undefined;
+  /** Its overrides of the driver's default paces (DESIGN §16); `{}` when none. */
+  pace: Paces;
   created_at: string;
   updated_at: string;
 }
@@ -66,6 +69,10 @@ export interface ActionRecord {
   committed_at: string | undefined;
   /** Who gave the latest answer to its sign-in challenges (DESIGN §15). */
   answered_by?: AnsweredBy | undefined;
+  /** While queued: when it may start at the earliest (its account's pace or a cool-down, DESIGN §16). */
+  not_before?: string | undefined;
+  /** When it was first claimed: the starts its account's pace counts. */
+  started_at?: string | undefined;
   created_at: string;
   updated_at: string;
   finished_at: string | undefined;
