@@ -132,7 +132,8 @@ export class Engine {
 
   /** An account's public JSON for this key: with its inbox's addresses when the key may see them (DESIGN §15). */
   async presentAccount(principal: Principal, account: AccountRecord): Promise<PublicAccount> {
-    return presentAccount(account, await this.inbox.addressesFor(principal, account));
+    const inbox = await this.inbox.addressesFor(principal, account);
+    return presentAccount(account, { ...(inbox ? { inbox } : {}), pace: this.core.lifecycle.pacing.pacesOf(account) });
   }
 
   get store(): Store {

@@ -90,7 +90,7 @@ async function queuedStep(store: Store, action: ActionRecord, surface: Surface, 
 const CHANGE_PACE: Record<Surface, (action: ActionRecord) => string> = {
   rest: (a) => `To change the pace: PATCH /v1/accounts/${a.account_id} {"pace": {"${a.type}": {…}}}.`,
   mcp: (a) => `To change the pace: update_account (account_id "${a.account_id}", pace {"${a.type}": {…}}).`,
-  web: () => "To change the pace: the Pace form on the account's page.",
+  web: () => "To change the pace: the Pace section of the account's page.",
 };
 
 /** A queued action held back by its account's pace or a platform's cool-down (DESIGN §16): why, and when it runs. */

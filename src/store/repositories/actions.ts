@@ -169,6 +169,19 @@ export class ActionRepository {
     return rows.map((row) => row.id);
   }
 
+  /** Lets the account's queued actions be weighed again at their next claim (its pace changed); returns their ids. */
+  async undeferQueued(accountId: string, now: string): Promise<string[]> {
+    const rows = await this.q.db
+      .updateTable("actions")
+      .set({ not_before: null, updated_at: now })
+      .where("account_id", "=", accountId)
+      .where("status", "=", "queued")
+      .where("not_before", "is not", null)
+      .returning("id")
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
   /** When the account's actions of `type` started since `since` (what its pace counts). */
   async startsSince(accountId: string, type: string, since: string): Promise<Date[]> {
     const rows = await this.q.db

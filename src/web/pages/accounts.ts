@@ -11,12 +11,14 @@ import { csrfField, page, status, table, time, typeTitle, type Html, type Viewer
 import { liveFor } from "../live.js";
 import { may, type WebEnv } from "../session.js";
 import { inboxRoutes, inboxSection } from "./inbox.js";
+import { paceRoutes, paceSection } from "./pace.js";
 
 const NOTICES: Record<string, string> = {
   added: "Account added. Connect it to sign in, or open a sign-in link to sign in by hand.",
   updated: "Credentials saved.",
   removed: "Account removed, with its credentials and browser session.",
   rotated: "Inbox address and SMS URL replaced: the old ones no longer work.",
+  paced: "Pace saved: queued actions of this account are weighed against it now.",
 };
 
 type Refused = { message: string; errors: Record<string, string>; values: Record<string, string> };
@@ -104,6 +106,7 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
   });
 
   inboxRoutes(web, engine);
+  paceRoutes(web, engine);
 }
 
 function accountsPage(
@@ -207,6 +210,7 @@ async function accountPage(
     })}
     <p class="pager"><a href="/app/actions?account_id=${account.id}">Every action on this account</a></p>
   </section>
+  ${paceSection(engine, viewer, principal, account)}
   ${await inboxSection(engine, viewer, principal, account)}
 </div>
 ${may(principal, "manage_accounts")
