@@ -7,7 +7,7 @@ import type { Store } from "../../store/index.js";
 import type { ActionRecord, ChallengeState } from "../../store/records.js";
 import type { Clock } from "../clock.js";
 import { recordAccountOutcome, recordActionEvent } from "../../events/outbox/index.js";
-import { Pacing, recordPaceOutcome } from "./pacing.js";
+import { recordPaceOutcome, type Pacing } from "./pacing.js";
 
 /** How an action ends. */
 export type Outcome =
@@ -36,7 +36,7 @@ export class Lifecycle {
     readonly store: Store,
     readonly clock: Clock,
     /** Each account's pace, checked at claim time (DESIGN §16). */
-    readonly pacing: Pacing = new Pacing(store, []),
+    readonly pacing: Pacing,
   ) {
     this.events.setMaxListeners(0);
   }
