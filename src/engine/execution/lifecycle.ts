@@ -55,11 +55,12 @@ export class Lifecycle {
    * Claims up to `limit` queued actions for `runnerId` (the oldest queued action of each account
    * with none running or waiting, skipping `skipAccounts`), each `running` under a new lease
    * number, while `holds()` says the runner's lease holds. A candidate past its account's pace
-   * stays queued with `not_before` (DESIGN §16), and the slot goes to the next candidate. On
+   * stays queued with `not_before` (DESIGN §16), and the slot goes to the next candidate (`deferred`
+   * says whether any was, so the runner sets its wake-up timer). On
    * PostgreSQL the candidates are locked `FOR UPDATE SKIP LOCKED`: coordinators claiming at once
    * take different actions, and none waits for another.
    */
-  async claim(runnerId: string, options: { limit: number; skipAccounts: ReadonlySet<string>; holds: () => Promise<boolean> }): Promise<ActionRecord[]> {
+  async claim(runnerId: string, options: { limit: number; skipAccounts: ReadonlySet<string>; holds: () => Promise<boolean> }): Promise<{ taken: ActionRecord[]; deferred: boolean }> {
     const { taken, deferred } = await this.store.transaction(
       async () => {
         const changes = { taken: [] as ActionRecord[], deferred: [] as string[] };
@@ -75,7 +76,7 @@ export class Lifecycle {
     );
     for (const id of deferred) await this.emit(id);
     for (const action of taken) await this.emit(action.id);
-    return taken;
+    return { taken, deferred: deferred.length > 0 };
   }
 
   /** One pass over the claimable candidates: each taken, deferred by its pace, or passed over (its account busy here). */

@@ -135,6 +135,7 @@ export class Runner {
     await this.#recover();
     // A backstop for a wake-up that never came (a dropped notification connection).
     await this.#sync();
+    await this.#wakeForPaced();
     this.pump();
   }
 
@@ -213,9 +214,10 @@ export class Runner {
     const busyHere = new Set(this.#heldAccounts);
     for (const run of this.#runs.values()) busyHere.add(run.action.account_id);
     const runnerId = this.#lease.id;
-    const claimed = await lifecycle.claim(runnerId, { limit: free, skipAccounts: busyHere, holds: () => this.#lease.holds(runnerId) });
-    for (const action of claimed) this.#start(action);
-    await this.#wakeForPaced();
+    const { taken, deferred } = await lifecycle.claim(runnerId, { limit: free, skipAccounts: busyHere, holds: () => this.#lease.holds(runnerId) });
+    for (const action of taken) this.#start(action);
+    // Not at every pump (each commit anywhere wakes one): when this claim deferred, and at each heartbeat for others' deferrals.
+    if (deferred) await this.#wakeForPaced();
   }
 
   /** Sets a timer for the earliest `not_before` of the queue (DESIGN §16), unless one wakes sooner. */
