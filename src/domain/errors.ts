@@ -71,6 +71,8 @@ export class ActionFailure extends Error {
   constructor(
     readonly code: ActionErrorCode,
     message: string = ACTION_ERRORS[code].message,
+    /** With `rate_limited`: the wait the platform named (e.g. its Retry-After), for the account's cool-down (DESIGN §16). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = "ActionFailure";

@@ -4,6 +4,7 @@ import { CHALLENGE_KINDS } from "./challenges.js";
 import { ACTION_ERROR_CODES, REQUEST_ERRORS, type RequestErrorCode } from "./errors.js";
 import { ANSWERED_BY, INBOX_CHANNELS } from "./inbox.js";
 import { ACTION_STATUSES } from "./status.js";
+import { PaceJson } from "./pace.js";
 
 /** The public shapes clients read (DESIGN §3, §5): REST responses, MCP output schemas and OpenAPI. */
 const timestamp = z.iso.datetime();
@@ -32,6 +33,9 @@ export const ActionJson = z
     params: freeFormObject().describe("The params the action was created with."),
     status: z.enum(ACTION_STATUSES).describe("queued, running, needs_input (a challenge waits for an answer), then one of succeeded, failed, canceled."),
     challenge: ChallengeJson.optional().describe("Present when status is needs_input."),
+    not_before: timestamp
+      .optional()
+      .describe("While queued: the earliest it may start, held back by its account's pace or by a platform's cool-down after rate_limited (DESIGN §16); next_step says which. Never failed for pacing."),
     error: z
       .object({
         code: z.enum(ACTION_ERROR_CODES).describe("Why it failed; next_step gives the recommended response to this code."),
@@ -71,6 +75,12 @@ export const AccountJson = z
       ),
     status_reason: z.string().optional().describe("Why it is needs_auth or blocked: the platform's or the service's words."),
     checked_at: timestamp.optional().describe("The last time a health check or an action found out whether its session is signed in."),
+    pace: z
+      .partialRecord(z.enum(ACTION_TYPES), PaceJson)
+      .optional()
+      .describe(
+        "The pace it runs at, per action type: the platform's defaults with this account's overrides (PATCH with `pace`). An action past it stays queued with not_before. Absent in account.updated events' data.",
+      ),
     has_password: z.boolean().describe("Whether a password is stored (it is never returned)."),
     has_totp_secret: z.boolean().describe("Whether a TOTP secret is stored (it is never returned)."),
     profile: z

@@ -12,7 +12,7 @@ import { requirePermission, visibleAccount, visibleAction } from "./access/index
 import type { EngineCore } from "./core.js";
 import { paramsSchema, type PlatformInfo } from "./execution/index.js";
 import { newId } from "./ids.js";
-import { nextStep, presentAction, signInUrl, type PublicAction, type Surface } from "./present/index.js";
+import { nextStep, presentAction, signInUrl, type PacingView, type PublicAction, type Surface } from "./present/index.js";
 import { recordActionEvent } from "../events/outbox/index.js";
 
 /** No action type's params nest anywhere near this deep. */
@@ -225,6 +225,18 @@ export async function waitForAction(core: EngineCore, actionId: string, seconds:
 /** The public JSON, with the open challenge and its live link when at needs_input. */
 export async function present(core: EngineCore, action: ActionRecord, surface: Surface = "rest"): Promise<PublicAction> {
   const challenge = action.status === "needs_input" ? await core.store.challenges.latestOf(action.id) : undefined;
-  const step = await nextStep(core.store, action, surface, challenge);
+  const step = await nextStep(core.store, action, surface, challenge, pacingView(core));
   return challenge ? presentAction(action, { record: challenge, signInUrl: await signInUrl(core, challenge.id) }, step) : presentAction(action, undefined, step);
+}
+
+/** What next steps say of pacing, read through the engine's clock and the accounts' paces. */
+export function pacingView(core: EngineCore): PacingView {
+  const { lifecycle, store } = core;
+  return {
+    now: lifecycle.clock.now(),
+    paceOf: async (accountId, type) => {
+      const account = await store.accounts.get(accountId);
+      return account && lifecycle.pacing.pacesOf(account)[type];
+    },
+  };
 }

@@ -12,7 +12,7 @@ import { Accounts, LiveLinks } from "./accounts/index.js";
 import * as actions from "./actions.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { EngineCore } from "./core.js";
-import { ChangesElsewhere, Lifecycle, Runner, platformReference, type ActionExecutor, type PlatformInfo, type RunnerOptions } from "./execution/index.js";
+import { ChangesElsewhere, Lifecycle, Pacing, Runner, platformReference, type ActionExecutor, type PlatformInfo, type RunnerOptions } from "./execution/index.js";
 import { PURGE_INTERVAL_MS, every, expireOverdueChallenges, purgeExpired } from "./housekeeping.js";
 import { createActionOnce, settleAbandoned } from "./idempotency.js";
 import { Inbox, type InboxOptions } from "./inbox/index.js";
@@ -27,6 +27,8 @@ export interface EngineOptions {
   /** Where the other coordinators reach this one (`ACTION_SERVICE_INTERNAL_URL`); the public URL when unset. */
   internalUrl?: string;
   clock?: Clock;
+  /** The source of pacing's jitter (0 ≤ r < 1); tests pin it. */
+  random?: () => number;
   logger?: Logger;
   challengeTtlSeconds?: number;
   maxConcurrent?: number;
@@ -79,7 +81,7 @@ export class Engine {
   constructor(private readonly options: EngineOptions) {
     const clock = options.clock ?? systemClock;
     const logger = options.logger ?? silentLogger;
-    const lifecycle = new Lifecycle(options.store, clock);
+    const lifecycle = new Lifecycle(options.store, clock, new Pacing(options.store, options.platforms, options.random));
     const runner = new Runner({
       lifecycle,
       executor: options.executor,
@@ -137,7 +139,8 @@ export class Engine {
 
   /** An account's public JSON for this key: with its inbox's addresses when the key may see them (DESIGN §15). */
   async presentAccount(principal: Principal, account: AccountRecord): Promise<PublicAccount> {
-    return presentAccount(account, await this.inbox.addressesFor(principal, account));
+    const inbox = await this.inbox.addressesFor(principal, account);
+    return presentAccount(account, { ...(inbox ? { inbox } : {}), pace: this.core.lifecycle.pacing.pacesOf(account) });
   }
 
   get store(): Store {

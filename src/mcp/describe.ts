@@ -1,3 +1,5 @@
+import type { ActionType } from "../domain/actions.js";
+import { describePace } from "../domain/pace.js";
 import { HOW_TO_ANSWER, isAnswerableByApi } from "../domain/challenges.js";
 import { ACTION_ERRORS } from "../domain/errors.js";
 import type { PublicAccount, PublicAction } from "../domain/public.js";
@@ -47,7 +49,9 @@ function describeChallenge(action: PublicAction): string[] {
 export function describeAccount(account: PublicAccount): string {
   const secrets = [account.has_password ? "password stored" : "no password", account.has_totp_secret ? "TOTP secret stored" : "no TOTP secret"];
   const profile = account.profile ? `, signs in as ${account.profile.handle} (${account.profile.name})` : "";
-  return `Account ${account.id}: ${account.username} on ${account.platform}, ${account.status}${profile}; ${secrets.join(", ")}.`;
+  const paces = Object.entries(account.pace ?? {}).map(([type, pace]) => describePace(type as ActionType, pace));
+  const pace = paces.length > 0 ? ` Pace: ${paces.join("; ")}.` : "";
+  return `Account ${account.id}: ${account.username} on ${account.platform}, ${account.status}${profile}; ${secrets.join(", ")}.${pace}`;
 }
 
 export function describeActionList(actions: readonly PublicAction[], nextCursor: string | undefined): string {

@@ -21,6 +21,7 @@ import { WebhookRepository } from "./repositories/webhooks.js";
 import { WorkspaceRepository } from "./repositories/workspaces.js";
 import { RateLimitRepository } from "./repositories/rate-limits.js";
 import { InboxRepository } from "./repositories/inbox.js";
+import { PaceCooldownRepository } from "./repositories/pace-cooldowns.js";
 
 export { openDatabase, type Db } from "./adapters/sqlite-file.js";
 export { isBusy, retryWhileBusy } from "./adapters/busy.js";
@@ -47,6 +48,7 @@ export type { EventRecord, EventType } from "./repositories/events.js";
 export type { AccountChanges } from "./repositories/accounts.js";
 export type { FeedbackRecord } from "./repositories/feedback.js";
 export type { InboxTokens, OpenedMessage } from "./repositories/inbox.js";
+export type { PaceCooldown } from "./repositories/pace-cooldowns.js";
 export type { WebhookDeliveryRecord, WebhookEndpointRecord, DeliveryState } from "./repositories/webhooks.js";
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */
@@ -68,6 +70,7 @@ export class Store {
   readonly feedback: FeedbackRepository;
   readonly rateLimits: RateLimitRepository;
   readonly inbox: InboxRepository;
+  readonly paceCooldowns: PaceCooldownRepository;
 
   constructor(
     readonly adapter: StoreAdapter,
@@ -80,6 +83,7 @@ export class Store {
     this.actions = new ActionRepository(q);
     this.challenges = new ChallengeRepository(q, sealer);
     this.inbox = new InboxRepository(q, sealer);
+    this.paceCooldowns = new PaceCooldownRepository(q);
     this.ledger = new LedgerRepository(q);
     this.idempotency = new IdempotencyRepository(q);
     this.signInLinks = new SignInLinkRepository(q);

@@ -5,6 +5,7 @@ import type { KeyRole } from "../domain/keys.js";
 import type { CHECK_TYPE } from "../domain/health.js";
 import type { AnsweredBy, InboxChannel, MessageSource } from "../domain/inbox.js";
 import type { ActionStatus } from "../domain/status.js";
+import type { Paces } from "../domain/pace.js";
 
 /** Records as the store returns them: plain data, secrets never included. */
 export interface WorkspaceRecord {
@@ -41,6 +42,8 @@ export interface AccountRecord {
   checked_at: string | undefined;
   profile: { handle: string; name: string } | undefined;
   last_totp_step: number | undefined;
+  /** Its overrides of the driver's default paces (DESIGN §16); `{}` when none. */
+  pace: Paces;
   created_at: string;
   updated_at: string;
 }
@@ -68,6 +71,10 @@ export interface ActionRecord {
   committed_at: string | undefined;
   /** Who gave the latest answer to its sign-in challenges (DESIGN §15). */
   answered_by?: AnsweredBy | undefined;
+  /** While queued: when it may start at the earliest (its account's pace or a cool-down, DESIGN §16). */
+  not_before?: string | undefined;
+  /** When it was first claimed: the starts its account's pace counts. */
+  started_at?: string | undefined;
   created_at: string;
   updated_at: string;
   finished_at: string | undefined;

@@ -60,7 +60,12 @@ describe("credits", () => {
       expected.set(response.json.id, 0);
       await ledgerMatchesBalance();
     }
-    await eventually(async () => (await h.store.actions.withStatus(["queued", "running", "needs_input"])).length === 0);
+    // A rate_limited outcome cools its account's later posts down (DESIGN §16): time moves past each cool-down.
+    await eventually(async () => {
+      h.clock.advance(25 * 3_600_000);
+      h.engine.core.runner.pump();
+      return (await h.store.actions.withStatus(["queued", "running", "needs_input"])).length === 0;
+    });
     await ledgerMatchesBalance();
     const all = await h.store.actions.list({ workspaceId: h.workspaceId, limit: 100 });
     const spent = all.reduce((sum, action) => sum + action.cost, 0);

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { eventually } from "../helpers/scripted-executor.js";
 
 // Real Chromium against a real sandbox, through the REST API: each action error code the
 // sandbox can show, chosen by the driver from what the page shows. Challenges expire after
@@ -63,6 +64,19 @@ describe("action errors", () => {
     const action = await live.run(accountId, "post", { text: `Too fast ${handle}` });
     expect(action).toMatchObject({ status: "failed", error: { code: "rate_limited" } });
     expect(await live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)).toEqual([]);
+
+    // The account's next post waits out a cool-down (DESIGN §16): queued, never failed, 15 min after the failure.
+    const failedAt = Date.parse(action.finished_at);
+    const next = (await live.api("POST", "/v1/actions", { account_id: accountId, type: "post", params: { text: `Later ${handle}` } })).json;
+    const held = await eventually(async () => {
+      const current = (await live.api("GET", `/v1/actions/${next.id}`)).json;
+      return current.not_before ? current : undefined;
+    });
+    expect(held.status).toBe("queued");
+    expect(Date.parse(held.not_before) - failedAt).toBeGreaterThanOrEqual(15 * 60_000);
+    expect(Date.parse(held.not_before) - failedAt).toBeLessThan(16 * 60_000);
+    expect(held.next_step).toMatch(/^Cooling down: the platform asked this account to slow down \(rate_limited\)/);
+    expect((await live.api("POST", `/v1/actions/${next.id}/cancel`)).json.status).toBe("canceled");
   });
 
   it("not_found: the person does not exist", async () => {

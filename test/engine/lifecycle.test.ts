@@ -203,11 +203,12 @@ describe("action lifecycle", () => {
         throw new Error("Target page, context or browser has been closed");
       });
     const { h, accountId } = await setup(executor);
-    const limited = await h.request("POST", "/v1/actions?wait=5", { body: { account_id: accountId, type: "post", params: { text: "limited" } } });
-    expect(limited.status).toBe(200);
-    expect(limited.json).toMatchObject({ status: "failed", error: { code: "rate_limited", message: "You're doing that too much." }, cost: 2 });
     const crash = await h.request("POST", "/v1/actions?wait=5", { body: { account_id: accountId, type: "post", params: { text: "crash" } } });
     expect(crash.json).toMatchObject({ status: "failed", error: { code: "browser_error" } });
     expect(crash.json.error.message).not.toContain("Target page");
+    // Last: a rate_limited post cools the account's later posts down (test/engine/pacing.test.ts).
+    const limited = await h.request("POST", "/v1/actions?wait=5", { body: { account_id: accountId, type: "post", params: { text: "limited" } } });
+    expect(limited.status).toBe(200);
+    expect(limited.json).toMatchObject({ status: "failed", error: { code: "rate_limited", message: "You're doing that too much." }, cost: 2 });
   });
 });

@@ -178,6 +178,7 @@ describe("each role sees what it may do", () => {
     expect(adminForms[`/app/accounts/${account.id}`]).toEqual([
       `/app/accounts/${account.id}/connect`,
       `/app/accounts/${account.id}/sign-in-links`,
+      `/app/accounts/${account.id}/pace`,
       `/app/accounts/${account.id}/inbox/rotate`,
       `/app/accounts/${account.id}`,
       `/app/accounts/${account.id}/delete`,

@@ -47,8 +47,9 @@ export const accountRoutes = [
     method: "patch",
     path: "/v1/accounts/{id}",
     tag: "accounts",
-    summary: "Fix an account's credentials",
-    description: "Use after login_failed. `totp_secret: null` removes the stored secret.",
+    summary: "Fix an account's credentials, or change its pace",
+    description:
+      'Use after login_failed. `totp_secret: null` removes the stored secret. `pace` overrides the platform\'s default paces field by field (`{"pace": {"post": {"per_hour": 2, "per_day": null}}}`: null restores the default); the account shows the pace it runs at.',
     params: IdParams,
     body: UpdateAccountInput,
     responses: { 200: { description: "The account.", schema: AccountJson }, ...errorResponses(400, 401, 403, 404, 422, 429) },

@@ -5,8 +5,11 @@ import type { Principal } from "../../domain/keys.js";
 import type { AccountRecord } from "../../store/records.js";
 import { requirePermission, visibleAccount } from "../access/index.js";
 import type { EngineCore } from "../core.js";
+import type { PaceHold } from "../execution/index.js";
 import { newId } from "../ids.js";
-import { recordAccountEvent } from "../../events/outbox/index.js";
+import { recordAccountEvent, recordActionEvent } from "../../events/outbox/index.js";
+import type { ActionType } from "../../domain/actions.js";
+import { PaceOverrides, mergeOverrides, type PaceOverridesInput, type Paces } from "../../domain/pace.js";
 
 const secretText = z.string().min(1).max(1_000);
 const totpSecret = z
@@ -29,8 +32,9 @@ export const UpdateAccountInput = z
     username: z.string().trim().min(1).max(200).optional().describe("A corrected sign-in name on the platform."),
     password: secretText.optional().describe("A new password; stored encrypted, never returned."),
     totp_secret: totpSecret.nullable().optional().describe("A new secret, or null to remove the stored one."),
+    pace: PaceOverrides.optional(),
   })
-  .refine((value) => Object.keys(value).length > 0, "give at least one of username, password, totp_secret");
+  .refine((value) => Object.keys(value).length > 0, "give at least one of username, password, totp_secret, pace");
 
 export type CreateAccount = z.infer<typeof CreateAccountInput>;
 export type UpdateAccount = z.infer<typeof UpdateAccountInput>;
@@ -68,9 +72,11 @@ export async function createAccount(core: EngineCore, principal: Principal, inpu
 export async function updateAccount(core: EngineCore, principal: Principal, accountId: string, input: UpdateAccount): Promise<AccountRecord> {
   requirePermission(principal, "manage_accounts");
   const { store } = core;
-  await visibleAccount(store, principal, accountId);
-  return store.transaction(async () => {
+  const account = await visibleAccount(store, principal, accountId);
+  if (input.pace !== undefined) checkPacedTypes(core, account, input.pace);
+  const updated = await store.transaction(async () => {
     const now = core.lifecycle.now();
+    if (input.pace !== undefined) await changePace(core, accountId, input.pace, now);
     if (input.username !== undefined) await store.accounts.update(accountId, { username: input.username }, now);
     if (input.password !== undefined) await store.accounts.setSecret(accountId, "password", input.password, now);
     if (input.totp_secret !== undefined) {
@@ -78,6 +84,31 @@ export async function updateAccount(core: EngineCore, principal: Principal, acco
     }
     return (await store.accounts.get(accountId))!;
   });
+  // Its queued actions are weighed against the new pace at once.
+  if (input.pace !== undefined) core.runner.pump();
+  return updated;
+}
+
+/** Pace overrides only for the action types the account's platform offers. */
+function checkPacedTypes(core: EngineCore, account: AccountRecord, pace: PaceOverridesInput): void {
+  const offered = core.platforms.find((platform) => platform.name === account.platform)?.actions ?? [];
+  const unknown = Object.keys(pace).filter((type) => !offered.includes(type as ActionType));
+  if (unknown.length > 0) {
+    throw new AppError("invalid_request", `The ${account.platform} platform has no action type ${unknown.join(", ")} to pace.`, { types: [...offered] });
+  }
+}
+
+/**
+ * Merges pace overrides into the account's, field by field (DESIGN §16), and lets its queued
+ * actions be weighed again at their next claim: a looser pace may start them sooner (a cool-down
+ * still holds them, being checked there too).
+ */
+async function changePace(core: EngineCore, accountId: string, pace: PaceOverridesInput, now: string): Promise<void> {
+  const { store } = core;
+  const account = (await store.accounts.get(accountId))!;
+  await store.accounts.update(accountId, { pace: mergeOverrides(account.pace, pace) }, now);
+  for (const id of await store.actions.undeferQueued(accountId, now)) await recordActionEvent(store, id, now);
+  await recordAccountEvent(store, accountId, now);
 }
 
 /** Deletes credentials and browser state; unfinished actions of the account are canceled first. */
@@ -117,6 +148,19 @@ export class Accounts {
   /** The account this key may see with that sign-in name on that platform (case-insensitive), if any. */
   async find(principal: Principal, platform: string, username: string): Promise<AccountRecord | undefined> {
     return (await this.list(principal)).find((account) => account.platform === platform && account.username.toLowerCase() === username.trim().toLowerCase());
+  }
+  /** The pace the account runs at: its platform's defaults with its overrides. */
+  pacesOf(account: AccountRecord): Paces {
+    return this.core.lifecycle.pacing.pacesOf(account);
+  }
+  /**
+   * What would hold an action of `type` on the account back if it were queued now (its pace or a
+   * cool-down, DESIGN §16), without jitter; undefined when it would run now (the run form says so).
+   */
+  async paceHold(principal: Principal, accountId: string, type: ActionType): Promise<PaceHold | undefined> {
+    requirePermission(principal, "read");
+    await visibleAccount(this.core.store, principal, accountId);
+    return this.core.lifecycle.pacing.holdOf(accountId, type, this.core.lifecycle.clock.now(), { jitter: false });
   }
   list(principal: Principal): Promise<AccountRecord[]> {
     requirePermission(principal, "read");

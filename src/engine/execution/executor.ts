@@ -3,6 +3,7 @@ import { ACTION_PARAMS, ACTION_PRICES, type ActionType } from "../../domain/acti
 import type { PlatformReference } from "../../domain/public.js";
 import type { ChallengeKind } from "../../domain/challenges.js";
 import type { MessagePatterns } from "../../domain/inbox.js";
+import type { Paces } from "../../domain/pace.js";
 import type { AccountRecord, ActionRecord } from "../../store/records.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
@@ -21,6 +22,11 @@ export interface PlatformInfo {
    * mail's subject and text (its HTML's links written out) or a text message. The generic rule otherwise.
    */
   inbox?: MessagePatterns;
+  /**
+   * Default paces per action type (DESIGN §16): what the platform tolerates from one account.
+   * An account's `pace` overrides them field by field; a type without one is not paced.
+   */
+  paces?: Paces;
 }
 
 /** The params schema of an action type on a platform: its own, or the common one. */

@@ -7,12 +7,14 @@ import type { Store } from "../../store/index.js";
 import type { ActionRecord, ChallengeState } from "../../store/records.js";
 import type { Clock } from "../clock.js";
 import { recordAccountOutcome, recordActionEvent } from "../../events/outbox/index.js";
+import { recordPaceOutcome, type Pacing } from "./pacing.js";
 
 /** How an action ends. */
 export type Outcome =
   | { status: "succeeded"; result: Record<string, unknown> }
   /** `freeBeforeCommit`: no charge when the action had not reached its commit point (the platform did not answer). */
-  | { status: "failed"; code: ActionErrorCode; message?: string; freeBeforeCommit?: boolean }
+  /** `retryAfterSeconds`: the wait a `rate_limited` platform named, when the driver read one. */
+  | { status: "failed"; code: ActionErrorCode; message?: string; freeBeforeCommit?: boolean; retryAfterSeconds?: number }
   | { status: "canceled" };
 
 /**
@@ -37,6 +39,8 @@ export class Lifecycle {
   constructor(
     readonly store: Store,
     readonly clock: Clock,
+    /** Each account's pace, checked at claim time (DESIGN §16). */
+    readonly pacing: Pacing,
   ) {
     this.events.setMaxListeners(0);
   }
@@ -54,30 +58,50 @@ export class Lifecycle {
   /**
    * Claims up to `limit` queued actions for `runnerId` (the oldest queued action of each account
    * with none running or waiting, skipping `skipAccounts`), each `running` under a new lease
-   * number, while `holds()` says the runner's lease holds. On PostgreSQL the candidates are locked
-   * `FOR UPDATE SKIP LOCKED`: coordinators claiming at once take different actions, and none waits
-   * for another.
+   * number, while `holds()` says the runner's lease holds. A candidate past its account's pace
+   * stays queued with `not_before` (DESIGN §16), and the slot goes to the next candidate (`deferred`
+   * says whether any was, so the runner sets its wake-up timer). On
+   * PostgreSQL the candidates are locked `FOR UPDATE SKIP LOCKED`: coordinators claiming at once
+   * take different actions, and none waits for another.
    */
-  async claim(runnerId: string, options: { limit: number; skipAccounts: ReadonlySet<string>; holds: () => Promise<boolean> }): Promise<ActionRecord[]> {
-    const claimed = await this.store.transaction(
+  async claim(runnerId: string, options: { limit: number; skipAccounts: ReadonlySet<string>; holds: () => Promise<boolean> }): Promise<{ taken: ActionRecord[]; deferred: boolean }> {
+    const { taken, deferred } = await this.store.transaction(
       async () => {
-        if (!(await options.holds())) return [];
-        const taken: ActionRecord[] = [];
-        for (const candidate of await this.store.actions.claimable({ lock: true, limit: options.limit + options.skipAccounts.size })) {
-          if (taken.length >= options.limit) break;
-          if (options.skipAccounts.has(candidate.account_id)) continue;
-          const now = this.now();
-          const lease = await this.store.actions.take(candidate.id, runnerId, now);
-          if (lease === undefined) continue;
-          await recordActionEvent(this.store, candidate.id, now);
-          taken.push({ ...candidate, status: "running", runner_id: runnerId, lease, updated_at: now });
+        const changes = { taken: [] as ActionRecord[], deferred: [] as string[] };
+        if (!(await options.holds())) return changes;
+        // A deferred candidate leaves the claimable set: look again, for the slot it would have had.
+        for (let deferredBefore = -1; changes.deferred.length > deferredBefore && changes.taken.length < options.limit; ) {
+          deferredBefore = changes.deferred.length;
+          await this.#claimRound(runnerId, options, changes);
         }
-        return taken;
+        return changes;
       },
       { locksRows: true },
     );
-    for (const action of claimed) await this.emit(action.id);
-    return claimed;
+    for (const id of deferred) await this.emit(id);
+    for (const action of taken) await this.emit(action.id);
+    return { taken, deferred: deferred.length > 0 };
+  }
+
+  /** One pass over the claimable candidates: each taken, deferred by its pace, or passed over (its account busy here). */
+  async #claimRound(runnerId: string, options: { limit: number; skipAccounts: ReadonlySet<string> }, changes: { taken: ActionRecord[]; deferred: string[] }): Promise<void> {
+    const clockNow = this.clock.now();
+    const now = clockNow.toISOString();
+    for (const candidate of await this.store.actions.claimable(now, { lock: true, limit: options.limit + options.skipAccounts.size })) {
+      if (changes.taken.length >= options.limit) break;
+      if (options.skipAccounts.has(candidate.account_id)) continue;
+      const notBefore = await this.pacing.notBefore(candidate, clockNow);
+      if (notBefore) {
+        await this.store.actions.defer(candidate.id, notBefore.toISOString(), now);
+        await recordActionEvent(this.store, candidate.id, now);
+        changes.deferred.push(candidate.id);
+        continue;
+      }
+      const lease = await this.store.actions.take(candidate.id, runnerId, now);
+      if (lease === undefined) continue;
+      await recordActionEvent(this.store, candidate.id, now);
+      changes.taken.push({ ...candidate, status: "running", runner_id: runnerId, lease, not_before: undefined, started_at: candidate.started_at ?? now, updated_at: now });
+    }
   }
 
   /**
@@ -124,7 +148,7 @@ export class Lifecycle {
   async finish(actionId: string, outcome: Outcome, guard?: Guard): Promise<boolean> {
     const finished = await this.store.transaction(async () => {
       const action = await this.store.actions.get(actionId);
-      if (!action || isTerminal(action.status) || (guard && !(await guard(action)))) return false;
+      if (!action || isTerminal(action.status) || (guard && !(await guard(action)))) return false as const;
       const now = this.now();
       const code = outcome.status === "failed" ? outcome.code : undefined;
       const freeBeforeCommit = outcome.status === "failed" && outcome.freeBeforeCommit === true && !action.committed_at;
@@ -148,15 +172,21 @@ export class Lifecycle {
       if (challenge && (challenge.state === "open" || challenge.state === "answered")) {
         await this.store.challenges.update(challenge.id, { state: code === "challenge_timeout" ? "expired" : CHALLENGE_END[outcome.status] }, now);
       }
+      let heldBack: string[] = [];
       if (outcome.status !== "canceled") {
-        await recordAccountOutcome(this.store, action, outcome.status === "failed" ? { code: outcome.code, message: outcome.message } : {}, now);
+        const failure = outcome.status === "failed" ? { code: outcome.code, message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds } : {};
+        await recordAccountOutcome(this.store, action, failure, now);
+        heldBack = await recordPaceOutcome(this.store, action, failure, this.clock.now());
       }
+      for (const id of heldBack) await recordActionEvent(this.store, id, now);
       // A browser that never started is not a final answer: the same key may run it again.
       if (code === "browser_unavailable") await this.store.idempotency.forgetAction(actionId);
       await recordActionEvent(this.store, actionId, now);
-      return true;
+      return heldBack;
     });
-    if (finished) await this.emit(actionId);
-    return finished;
+    if (finished === false) return false;
+    await this.emit(actionId);
+    for (const id of finished) await this.emit(id);
+    return true;
   }
 }

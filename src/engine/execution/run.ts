@@ -86,7 +86,9 @@ export class Run {
 
   /** How a run that threw ends; a browser failure says whether the platform may already have done it. */
   async #failure(error: unknown): Promise<Outcome> {
-    if (error instanceof ActionFailure && error.code !== "browser_error") return { status: "failed", code: error.code, message: error.message };
+    if (error instanceof ActionFailure && error.code !== "browser_error") {
+      return { status: "failed", code: error.code, message: error.message, ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}) };
+    }
     if (!(error instanceof ActionFailure) && !this.controller.signal.aborted) {
       this.parts.logger.error({ err: error, action_id: this.action.id }, "action failed in the browser");
     }

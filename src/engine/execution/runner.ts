@@ -37,6 +37,8 @@ export interface RunnerOptions {
 
 /** When the queue could not be read or claimed (a locked database), it is tried again this soon. */
 const PUMP_RETRY_MS = 250;
+/** setTimeout's longest delay (about 24.8 days); a later wake-up is set again when this one fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Claims queued actions (one per account, up to `maxConcurrent` doing browser work), runs
@@ -60,6 +62,8 @@ export class Runner {
   #pumping: Promise<void> | undefined;
   #pumpAgain = false;
   #pumpRetry: NodeJS.Timeout | undefined;
+  /** Wakes the queue when the earliest paced action may start (the heartbeat is the backstop). */
+  #wake: { timer: NodeJS.Timeout; at: number } | undefined;
 
   constructor(private readonly options: RunnerOptions) {
     this.#lease = new Lease({
@@ -138,6 +142,7 @@ export class Runner {
     await this.#recover();
     // A backstop for a wake-up that never came (a dropped notification connection).
     await this.#sync();
+    await this.#wakeForPaced();
     this.pump();
   }
 
@@ -216,8 +221,26 @@ export class Runner {
     const busyHere = new Set(this.#heldAccounts);
     for (const run of this.#runs.values()) busyHere.add(run.action.account_id);
     const runnerId = this.#lease.id;
-    const claimed = await lifecycle.claim(runnerId, { limit: free, skipAccounts: busyHere, holds: () => this.#lease.holds(runnerId) });
-    for (const action of claimed) this.#start(action);
+    const { taken, deferred } = await lifecycle.claim(runnerId, { limit: free, skipAccounts: busyHere, holds: () => this.#lease.holds(runnerId) });
+    for (const action of taken) this.#start(action);
+    // Not at every pump (each commit anywhere wakes one): when this claim deferred, and at each heartbeat for others' deferrals.
+    if (deferred) await this.#wakeForPaced();
+  }
+
+  /** Sets a timer for the earliest `not_before` of the queue (DESIGN §16), unless one wakes sooner. */
+  async #wakeForPaced(): Promise<void> {
+    const { lifecycle } = this.options;
+    const next = await lifecycle.store.actions.nextNotBefore(lifecycle.now());
+    if (next === undefined || this.#stopped) return;
+    const at = Date.parse(next);
+    if (this.#wake && this.#wake.at <= at) return;
+    clearTimeout(this.#wake?.timer);
+    const timer = setTimeout(() => {
+      this.#wake = undefined;
+      this.pump();
+    }, Math.min(MAX_TIMER_MS, Math.max(0, at - lifecycle.clock.now().getTime())));
+    timer.unref();
+    this.#wake = { timer, at };
   }
 
   #accountRunning(accountId: string): boolean {
@@ -286,6 +309,7 @@ export class Runner {
     for (const timer of this.#timers) clearInterval(timer);
     this.#stopWatching?.();
     clearTimeout(this.#pumpRetry);
+    clearTimeout(this.#wake?.timer);
     await this.#pumping;
     const { lifecycle, logger } = this.options;
     const runs = [...this.#runs.values()];

@@ -3,6 +3,8 @@ import { isAnswerableByApi } from "../../domain/challenges.js";
 import type { ActionErrorCode } from "../../domain/errors.js";
 import type { ActionRecord, ChallengeRecord } from "../../store/records.js";
 import type { Store } from "../../store/index.js";
+import type { ActionType } from "../../domain/actions.js";
+import { describePace, utcTime, type Pace } from "../../domain/pace.js";
 
 /** The surface an action is read through: `next_step` names only its operations (DESIGN §3). */
 export type Surface = "rest" | "mcp" | "web";
@@ -77,7 +79,8 @@ function answerStep(surface: Surface, action: ActionRecord, challenge: Challenge
 }
 
 /** What a queued action waits for. */
-async function queuedStep(store: Store, action: ActionRecord): Promise<string> {
+async function queuedStep(store: Store, action: ActionRecord, surface: Surface, pacing: PacingView): Promise<string> {
+  if (action.not_before && (!pacing.now || new Date(action.not_before) > pacing.now)) return heldStep(store, action, surface, pacing);
   const ahead = await store.actions.aheadOf(action);
   if (ahead?.type === CHECK_TYPE) return "Waits for a check of the account's sign-in: seconds, or up to a minute while the inbox receives a code.";
   if (ahead?.status === "needs_input") return `Waits behind ${ahead.id} on this account, which is at needs_input: it starts once that challenge is answered or the action ends.`;
@@ -85,9 +88,35 @@ async function queuedStep(store: Store, action: ActionRecord): Promise<string> {
   return "Waits for a free run slot: it starts as soon as one of the running actions ends.";
 }
 
+/** Where each surface changes an account's pace. */
+const CHANGE_PACE: Record<Surface, (action: ActionRecord) => string> = {
+  rest: (a) => `To change the pace: PATCH /v1/accounts/${a.account_id} {"pace": {"${a.type}": {…}}}.`,
+  mcp: (a) => `To change the pace: update_account (account_id "${a.account_id}", pace {"${a.type}": {…}}).`,
+  web: () => "To change the pace: the Pace section of the account's page.",
+};
+
+/** A queued action held back by its account's pace or a platform's cool-down (DESIGN §16): why, and when it runs. */
+async function heldStep(store: Store, action: ActionRecord, surface: Surface, pacing: PacingView): Promise<string> {
+  const notBefore = new Date(action.not_before!);
+  const at = utcTime(notBefore, pacing.now ?? notBefore);
+  const cooldown = await store.paceCooldowns.get(action.account_id, action.type);
+  if (cooldown && cooldown.until >= action.not_before!) {
+    return `Cooling down: the platform asked this account to slow down (rate_limited), so its ${action.type} actions wait; runs at ${at}. It is not failed; a success of this type ends the cool-down.`;
+  }
+  const pace = await pacing.paceOf?.(action.account_id, action.type);
+  const rule = pace ? `${describePace(action.type, pace)} on this account` : `this account's pace for ${action.type}`;
+  return `Paced: ${rule}; runs at ${at}. ${CHANGE_PACE[surface](action)}`;
+}
+
+/** What `next_step` may know of pacing: now (a `not_before` already past holds nothing back), and the account's pace of a type. */
+export interface PacingView {
+  now?: Date;
+  paceOf?: (accountId: string, type: ActionType) => Promise<Pace | undefined>;
+}
+
 /** `next_step` of an action (DESIGN §3): present when it is queued, needs_input or failed. */
-export async function nextStep(store: Store, action: ActionRecord, surface: Surface, challenge?: ChallengeRecord): Promise<string | undefined> {
-  if (action.status === "queued") return queuedStep(store, action);
+export async function nextStep(store: Store, action: ActionRecord, surface: Surface, challenge?: ChallengeRecord, pacing: PacingView = {}): Promise<string | undefined> {
+  if (action.status === "queued") return queuedStep(store, action, surface, pacing);
   if (action.status === "needs_input" && challenge) return answerStep(surface, action, challenge);
   if (action.status === "failed" && action.error_code) return AFTER_FAILURE[surface][action.error_code](action);
   return undefined;

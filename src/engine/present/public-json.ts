@@ -2,6 +2,7 @@ import type { ActionType } from "../../domain/actions.js";
 import { CHECK_TYPE } from "../../domain/health.js";
 import type { PublicAccount, PublicAction, PublicMessage } from "../../domain/public.js";
 import type { Store } from "../../store/index.js";
+import type { Paces } from "../../domain/pace.js";
 import type { AccountRecord, ActionRecord, ChallengeRecord } from "../../store/records.js";
 
 export function liveUrl(publicUrl: string, token: string): string {
@@ -38,6 +39,7 @@ export function presentAction(action: ActionRecord, challenge?: { record: Challe
     type: publicType(action),
     params: action.params,
     status: action.status,
+    ...(action.status === "queued" && action.not_before ? { not_before: action.not_before } : {}),
     ...(action.status === "needs_input" && challenge
       ? {
           challenge: {
@@ -59,8 +61,12 @@ export function presentAction(action: ActionRecord, challenge?: { record: Challe
   };
 }
 
-/** The public JSON of an account: never a secret, only whether one is stored; its inbox when the key may see it. */
-export function presentAccount(account: AccountRecord, inbox?: PublicAccount["inbox"]): PublicAccount {
+/**
+ * The public JSON of an account: never a secret, only whether one is stored; its inbox when the key
+ * may see it; the pace it runs at when the caller knows its platform's defaults.
+ */
+export function presentAccount(account: AccountRecord, extras: { inbox?: PublicAccount["inbox"]; pace?: Paces } = {}): PublicAccount {
+  const { inbox, pace } = extras;
   return {
     id: account.id,
     object: "account",
@@ -69,6 +75,7 @@ export function presentAccount(account: AccountRecord, inbox?: PublicAccount["in
     status: account.status,
     ...(account.status_reason !== undefined ? { status_reason: account.status_reason } : {}),
     ...(account.checked_at !== undefined ? { checked_at: account.checked_at } : {}),
+    ...(pace ? { pace } : {}),
     has_password: account.has_password,
     has_totp_secret: account.has_totp_secret,
     ...(account.profile ? { profile: account.profile } : {}),

@@ -58,9 +58,9 @@ export const accountTools = [
   }),
   defineTool({
     name: "update_account",
-    title: "Fix an account's credentials",
+    title: "Fix an account's credentials, or change its pace",
     description:
-      "Changes an account's username, password or totp_secret (null removes the stored secret), e.g. after login_failed; then run_action with type connect to sign in again. Give at least one field. Secrets are stored encrypted and never returned.",
+      'Changes an account\'s username, password or totp_secret (null removes the stored secret), e.g. after login_failed; then run_action with type connect to sign in again. `pace` overrides the platform\'s default paces per action type, field by field (e.g. {"post": {"per_hour": 2, "per_day": null}}: null restores the default). Give at least one field. Secrets are stored encrypted and never returned.',
     input: z.strictObject({ account_id: accountId, ...UpdateAccountInput.shape }),
     output: AccountOutput,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

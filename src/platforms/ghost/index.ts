@@ -15,6 +15,16 @@ export const ghostDriver = defineDriver({
     description: "A Ghost site (6.x): publish posts as a staff user, read author pages; sign-in codes by e-mail on a new device.",
     params: PARAMS,
     inbox: INBOX,
+    paces: {
+      // Ghost's brute-force guard (its `spam.user_login` settings) locks an account out after a few
+      // sign-ins in an hour, and each new-device sign-in mails a code: a handful an hour at most.
+      connect: { per_hour: 4, min_gap_seconds: 60 },
+      // A staff writer publishing more than a post a minute, or dozens a day, reads as a bot to
+      // readers and to the site's mail-outs (each post may e-mail every member).
+      post: { per_hour: 10, per_day: 50, min_gap_seconds: 60 },
+      // Public author pages: polite crawling, as a person clicking through.
+      lookup_person: { per_hour: 120, min_gap_seconds: 2 },
+    },
   },
   failures: FAILURES,
   signIn: SIGN_IN_SPEC,

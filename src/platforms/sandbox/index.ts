@@ -10,6 +10,12 @@ export const sandboxDriver = defineDriver({
     title: "Sandbox Social",
     description: "A local social network with every sign-in challenge and failure, for demos and tests (`action-service sandbox`).",
     inbox: INBOX,
+    // Generous, so tests and demos never wait; the sandbox's own rate limit (docs/sandbox.md) is what shows a "slow down".
+    paces: {
+      connect: { per_hour: 600 },
+      post: { per_hour: 600 },
+      send_message: { per_hour: 600 },
+    },
   },
   failures: FAILURES,
   signIn: SIGN_IN_SPEC,

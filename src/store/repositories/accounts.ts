@@ -4,6 +4,7 @@ import type { Queries } from "../queries.js";
 import type { AccountRecord, AccountStatus } from "../records.js";
 import { orUndefined } from "../records.js";
 import type { Schema } from "../schema.js";
+import type { Paces } from "../../domain/pace.js";
 
 interface AccountRow {
   id: string;
@@ -18,6 +19,7 @@ interface AccountRow {
   checked_at: string | null;
   profile: string | null;
   last_totp_step: number | null;
+  pace: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -43,6 +45,7 @@ const COLUMNS = (eb: ExpressionBuilder<Schema, "accounts">) =>
     "checked_at",
     "profile",
     "last_totp_step",
+    "pace",
     "created_at",
     "updated_at",
   ] as const;
@@ -59,6 +62,7 @@ function toAccount(row: AccountRow): AccountRecord {
     has_session: row.has_session === 1,
     profile: profile === undefined ? undefined : (JSON.parse(profile) as AccountRecord["profile"]),
     last_totp_step: orUndefined(row.last_totp_step),
+    pace: row.pace === null ? {} : (JSON.parse(row.pace) as Paces),
   };
 }
 
@@ -80,6 +84,8 @@ export interface AccountChanges {
   check_failures?: number;
   profile?: AccountRecord["profile"];
   last_totp_step?: number;
+  /** Its pace overrides; `{}` clears them. */
+  pace?: Paces;
 }
 
 export class AccountRepository {
@@ -130,6 +136,7 @@ export class AccountRepository {
         ...(changes.check_failures !== undefined ? { check_failures: changes.check_failures } : {}),
         ...(changes.profile !== undefined ? { profile: changes.profile ? JSON.stringify(changes.profile) : null } : {}),
         ...(changes.last_totp_step !== undefined ? { last_totp_step: changes.last_totp_step } : {}),
+        ...(changes.pace !== undefined ? { pace: Object.keys(changes.pace).length > 0 ? JSON.stringify(changes.pace) : null } : {}),
       })
       .where("id", "=", id)
       .execute();

@@ -23,6 +23,8 @@ function toAction(row: ActionRow): ActionRecord {
     committed_at: orUndefined(row.committed_at),
     answered_by: orUndefined(row.answered_by) as ActionRecord["answered_by"],
     finished_at: orUndefined(row.finished_at),
+    not_before: orUndefined(row.not_before),
+    started_at: orUndefined(row.started_at),
   };
 }
 
@@ -55,6 +57,8 @@ export class ActionRepository {
         committed_at: action.committed_at ?? null,
         answered_by: action.answered_by ?? null,
         finished_at: action.finished_at ?? null,
+        not_before: action.not_before ?? null,
+        started_at: action.started_at ?? null,
       })
       .execute();
   }
@@ -86,16 +90,18 @@ export class ActionRepository {
   }
 
   /**
-   * The oldest queued action of every account that has no action running or waiting for input.
-   * `lock` (inside a claim's transaction): on PostgreSQL the rows are locked `FOR UPDATE SKIP
+   * The oldest queued action of every account that has no action running or waiting for input,
+   * unless that one may not start before a later time (its account's pace, DESIGN §16: the
+   * account's later actions wait behind it, one queue per account). `lock` (inside a claim's transaction): on PostgreSQL the rows are locked `FOR UPDATE SKIP
    * LOCKED`, so a coordinator claiming at the same moment passes over them instead of waiting or
    * taking them twice; SQLite's single writer needs no lock.
    */
-  async claimable(options: { lock?: boolean; limit?: number } = {}): Promise<ActionRecord[]> {
+  async claimable(now: string, options: { lock?: boolean; limit?: number } = {}): Promise<ActionRecord[]> {
     let query = this.q.db
       .selectFrom("actions as a")
       .selectAll("a")
       .where("a.status", "=", "queued")
+      .where(({ or, eb }) => or([eb("a.not_before", "is", null), eb("a.not_before", "<=", now)]))
       .where(({ eb, selectFrom }) =>
         eb(
           "a.seq",
@@ -127,17 +133,80 @@ export class ActionRepository {
 
   /**
    * Claims a queued action for `runnerId`: `running`, with a lease number one higher than it had
-   * (DESIGN §11 fencing). Returns that number, or undefined when the action was no longer queued.
+   * (DESIGN §11 fencing), started now unless an earlier run started it (a pace counts it once).
+   * Returns that number, or undefined when the action was no longer queued.
    */
   async take(id: string, runnerId: string, now: string): Promise<number | undefined> {
     const row = await this.q.db
       .updateTable("actions")
-      .set((eb) => ({ status: "running", runner_id: runnerId, lease: eb("lease", "+", 1), updated_at: now }))
+      .set((eb) => ({
+        status: "running",
+        runner_id: runnerId,
+        lease: eb("lease", "+", 1),
+        not_before: null,
+        started_at: eb.fn.coalesce("started_at", eb.val(now)),
+        updated_at: now,
+      }))
       .where("id", "=", id)
       .where("status", "=", "queued")
       .returning("lease")
       .executeTakeFirst();
     return row?.lease;
+  }
+
+  /** Keeps a queued action from starting before `notBefore` (its account's pace or cool-down). */
+  async defer(id: string, notBefore: string, now: string): Promise<void> {
+    await this.q.db.updateTable("actions").set({ not_before: notBefore, updated_at: now }).where("id", "=", id).where("status", "=", "queued").execute();
+  }
+
+  /** Defers the account's queued actions of `type` to `notBefore` at least (a cool-down); returns their ids. */
+  async deferQueued(accountId: string, type: string, notBefore: string, now: string): Promise<string[]> {
+    const rows = await this.q.db
+      .updateTable("actions")
+      .set({ not_before: notBefore, updated_at: now })
+      .where("account_id", "=", accountId)
+      .where("type", "=", type)
+      .where("status", "=", "queued")
+      .where(({ or, eb }) => or([eb("not_before", "is", null), eb("not_before", "<", notBefore)]))
+      .returning("id")
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
+  /** Lets the account's queued actions be weighed again at their next claim (its pace changed); returns their ids. */
+  async undeferQueued(accountId: string, now: string): Promise<string[]> {
+    const rows = await this.q.db
+      .updateTable("actions")
+      .set({ not_before: null, updated_at: now })
+      .where("account_id", "=", accountId)
+      .where("status", "=", "queued")
+      .where("not_before", "is not", null)
+      .returning("id")
+      .execute();
+    return rows.map((row) => row.id);
+  }
+
+  /** When the account's actions of `type` started since `since` (what its pace counts). */
+  async startsSince(accountId: string, type: string, since: string): Promise<Date[]> {
+    const rows = await this.q.db
+      .selectFrom("actions")
+      .select("started_at")
+      .where("account_id", "=", accountId)
+      .where("type", "=", type)
+      .where("started_at", ">", since)
+      .execute();
+    return rows.map((row) => new Date(row.started_at!));
+  }
+
+  /** The earliest time after `now` at which a deferred queued action may start (when to look at the queue again). */
+  async nextNotBefore(now: string): Promise<string | undefined> {
+    const row = await this.q.db
+      .selectFrom("actions")
+      .select(({ fn }) => fn.min("not_before").as("at"))
+      .where("status", "=", "queued")
+      .where("not_before", ">", now)
+      .executeTakeFirst();
+    return row?.at ?? undefined;
   }
 
   /**

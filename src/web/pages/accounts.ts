@@ -11,6 +11,7 @@ import { csrfField, page, status, table, time, typeTitle, type Html, type Viewer
 import { liveFor } from "../live.js";
 import { may, type WebEnv } from "../session.js";
 import { inboxRoutes, inboxSection } from "./inbox.js";
+import { paceRoutes, paceSection } from "./pace.js";
 
 const NOTICES: Record<string, string> = {
   added: "Account added. Connect it to sign in, or open a sign-in link to sign in by hand.",
@@ -18,6 +19,7 @@ const NOTICES: Record<string, string> = {
   removed: "Account removed, with its credentials and browser session.",
   rotated: "Inbox address and SMS URL replaced: the old ones no longer work.",
   checking: "A check of the sign-in is queued: this page shows what it finds (Last checked moves).",
+  paced: "Pace saved: queued actions of this account are weighed against it now.",
 };
 
 type Refused = { message: string; errors: Record<string, string>; values: Record<string, string> };
@@ -112,6 +114,7 @@ export function accountRoutes(web: Hono<WebEnv>, engine: Engine): void {
   });
 
   inboxRoutes(web, engine);
+  paceRoutes(web, engine);
 }
 
 function accountsPage(
@@ -219,6 +222,7 @@ async function accountPage(
     })}
     <p class="pager"><a href="/app/actions?account_id=${account.id}">Every action on this account</a></p>
   </section>
+  ${paceSection(engine, viewer, principal, account)}
   ${await inboxSection(engine, viewer, principal, account)}
 </div>
 ${may(principal, "manage_accounts")

@@ -15,6 +15,7 @@ import { liveFor } from "../live.js";
 import { paramInputs, paramsFromForm, submittedValues } from "../params-form.js";
 import { may, type WebEnv } from "../session.js";
 import { feedbackForm } from "./events.js";
+import { paceNote } from "./pace.js";
 
 const KIND_NAMES: Record<string, string> = {
   two_factor_code: "Authenticator code",
@@ -192,6 +193,7 @@ async function runForm(
   <p class="note">${type.description} Costs ${type.price} credit${type.price === 1 ? "" : "s"} when it succeeds.</p>
   ${errorBox(refused?.message)}
   ${paramInputs(type.params, refused?.values ?? {}, refused?.errors ?? {})}
+  ${paceNote(await engine.accounts.paceHold(principal, account.id, type.type), engine.core.lifecycle.clock.now())}
   <button type="submit">Run</button>
 </form>`;
   return page({ title: "Run an action", viewer, section: "actions", body: html`<h1>Run an action</h1>${body}` });
