@@ -1,3 +1,4 @@
+import { CHECK_TYPE } from "../../domain/health.js";
 import type { ActionType } from "../../domain/actions.js";
 import type { ActionErrorCode } from "../../domain/errors.js";
 import { cooldownMs, effectivePaces, paceWait, type Pace, type Paces } from "../../domain/pace.js";
@@ -46,7 +47,8 @@ export class Pacing {
 
   /** When a claimed candidate may start, undefined for now. An action started once (then requeued) was counted already. */
   async notBefore(action: ActionRecord, now: Date): Promise<Date | undefined> {
-    if (action.started_at) return undefined;
+    // A health check is never paced (it takes only idle slots, and is free).
+    if (action.started_at || action.type === CHECK_TYPE) return undefined;
     return (await this.holdOf(action.account_id, action.type, now, { jitter: true }))?.until;
   }
 }
@@ -58,6 +60,7 @@ export class Pacing {
  * a success of that type ends it. Returns the ids of the actions it held back.
  */
 export async function recordPaceOutcome(store: Store, action: ActionRecord, outcome: { code?: ActionErrorCode; retryAfterSeconds?: number | undefined }, now: Date): Promise<string[]> {
+  if (action.type === CHECK_TYPE) return [];
   if (outcome.code === undefined) {
     await store.paceCooldowns.clear(action.account_id, action.type);
     return [];

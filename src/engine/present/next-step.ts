@@ -97,14 +97,16 @@ const CHANGE_PACE: Record<Surface, (action: ActionRecord) => string> = {
 
 /** A queued action held back by its account's pace or a platform's cool-down (DESIGN §16): why, and when it runs. */
 async function heldStep(store: Store, action: ActionRecord, surface: Surface, pacing: PacingView): Promise<string> {
+  const type = action.type;
+  if (type === CHECK_TYPE) throw new Error("a health check is never paced");
   const notBefore = new Date(action.not_before!);
   const at = utcTime(notBefore, pacing.now ?? notBefore);
   const cooldown = await store.paceCooldowns.get(action.account_id, action.type);
   if (cooldown && cooldown.until >= action.not_before!) {
     return `Cooling down: the platform asked this account to slow down (rate_limited), so its ${action.type} actions wait; runs at ${at}. It is not failed; a success of this type ends the cool-down.`;
   }
-  const pace = await pacing.paceOf?.(action.account_id, action.type);
-  const rule = pace ? `${describePace(action.type, pace)} on this account` : `this account's pace for ${action.type}`;
+  const pace = await pacing.paceOf?.(action.account_id, type);
+  const rule = pace ? `${describePace(type, pace)} on this account` : `this account's pace for ${type}`;
   return `Paced: ${rule}; runs at ${at}. ${CHANGE_PACE[surface](action)}`;
 }
 
