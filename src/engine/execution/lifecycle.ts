@@ -79,9 +79,7 @@ export class Lifecycle {
       { locksRows: true },
     );
     for (const id of deferred) await this.emit(id);
-    // Each claimed action as its claim committed it: read again, a fast run may already have ended
-    // it, and a listener (the metrics' wait) would never see it start.
-    for (const action of taken) this.events.emit("change", action, "here");
+    for (const action of taken) await this.emit(action.id);
     return { taken, deferred: deferred.length > 0 };
   }
 
