@@ -7,17 +7,24 @@
  * to it (as `connect` leaves it) and last found signed in longer ago than the interval, so every one
  * is due. The interval is `BENCH_CHECK_INTERVAL_MINUTES` (5): the schedule spreads the checks over it.
  * The service has 20 run slots: 16 for the posting accounts, the rest idle, which is all checks may use.
+ *
+ * The floor beside it: raw Playwright doing what a check of a signed-in account does — a context from
+ * the saved session, one request with its cookies for the signed-in page, the context closed — as a
+ * hand-written script would, in the same run: machine CPU per check, ours ÷ its.
  */
+import { CHECK_TYPE } from "../src/domain/health.js";
 import { newId } from "../src/engine/ids.js";
 import type { LiveService } from "../test/helpers/live-service.js";
 import { startLiveService } from "../test/helpers/live-service.js";
 import { connectedAccounts, postRate, user } from "./execution.js";
 import { machineBusyMs } from "./peer-tree.js";
-import { chromiumPssMb } from "./support.js";
+import { chromiumPssMb, launchRaw } from "./support.js";
 
 const ACCOUNTS = Number(process.env.BENCH_CHECK_ACCOUNTS ?? 1_000);
 const INTERVAL_MINUTES = Number(process.env.BENCH_CHECK_INTERVAL_MINUTES ?? 5);
 const ROUNDS = 3;
+/** Checks the raw-Playwright floor does. */
+const FLOOR_CHECKS = 300;
 
 export interface CheckFigures {
   accounts: number;
@@ -28,6 +35,8 @@ export interface CheckFigures {
   /** Outcomes: connected (still signed in) expected for all. */
   connected: number;
   cpuMsPerCheck: number;
+  /** Raw Playwright's CPU for the same check, measured beside it. */
+  floorCpuMsPerCheck: number;
   /** Service RSS and Chromium PSS growth over the checks, per check (the contexts the checks left warm included). */
   kbPerCheck: number;
   quiet: number;
@@ -37,12 +46,16 @@ export interface CheckFigures {
   checksWhileBusy: number;
 }
 
+/** The session every due account holds (one sandbox user's, signed in). */
+let sharedSession = "";
+
 async function dueAccounts(live: LiveService, count: number): Promise<string[]> {
   const { store } = live.server.service;
   const handle = await user(live);
   const signedIn = await live.account(handle);
   if ((await live.run(signedIn, "connect")).status !== "succeeded") throw new Error("connect failed");
   const session = (await store.accounts.getSecret(signedIn, "session"))!;
+  sharedSession = session;
   const profile = (await store.accounts.get(signedIn))!.profile;
   const workspaceId = (await store.workspaces.first())!.id;
   // Found signed in an interval and a minute ago: due now.
@@ -75,6 +88,34 @@ async function checkedSince(live: LiveService, ids: readonly string[], since: st
   };
 }
 
+/** Stops queuing checks and waits for those queued or running to end, so the next round has none. */
+async function stopChecks(live: LiveService): Promise<void> {
+  live.server.service.engine.healthChecks.stop();
+  const { store } = live.server.service;
+  while ((await store.actions.withStatus(["queued", "running"])).some((action) => action.type === CHECK_TYPE)) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+/** Raw Playwright's check of a signed-in session: a context from it, one request with its cookies, closed. Machine CPU ms per check. */
+async function floorCpuMs(sandboxUrl: string, session: string, checks: number): Promise<number> {
+  const browser = await launchRaw();
+  try {
+    const storageState = JSON.parse(session);
+    const check = async (): Promise<void> => {
+      const context = await browser.newContext({ storageState });
+      const response = await context.request.get(`${sandboxUrl}/feed`, { maxRedirects: 0 });
+      if (response.status() !== 200) throw new Error(`the raw check found the session signed out (${response.status()})`);
+      await response.dispose();
+      await context.close();
+    };
+    await check(); // warm-up
+    const before = machineBusyMs();
+    for (let i = 0; i < checks; i++) await check();
+    return (machineBusyMs() - before) / checks;
+  } finally {
+    await browser.close();
+  }
+}
+
 export async function healthCheckFigures(): Promise<CheckFigures> {
   const live = await startLiveService({
     env: {
@@ -103,7 +144,7 @@ export async function healthCheckFigures(): Promise<CheckFigures> {
       const before = (await checkedSince(live, ids, since)).checked;
       checks.start();
       busyMs += ((workers.length * 2) / (await postRate(live, workers))) * 1000;
-      checks.stop();
+      await stopChecks(live);
       checksWhileBusy += (await checkedSince(live, ids, since)).checked - before;
     }
 
@@ -121,8 +162,9 @@ export async function healthCheckFigures(): Promise<CheckFigures> {
     }
     const cpuMs = machineBusyMs() - busyBefore;
     const checkingSeconds = (busyMs + Date.now() - alone) / 1000;
-    checks.stop();
+    await stopChecks(live);
     const memoryAfter = process.memoryUsage().rss / 1024 + chromiumPssMb() * 1024;
+    const floorCpuMsPerCheck = await floorCpuMs(live.sandbox.url, sharedSession, FLOOR_CHECKS);
     const posts = workers.length * 2 * ROUNDS;
     const quiet = (posts / quietMs) * 1000;
     const busy = (posts / busyMs) * 1000;
@@ -133,6 +175,7 @@ export async function healthCheckFigures(): Promise<CheckFigures> {
       checkingSeconds,
       connected: done.connected,
       cpuMsPerCheck: cpuMs / Math.max(1, done.checked - checkedBefore),
+      floorCpuMsPerCheck,
       kbPerCheck: (memoryAfter - memoryBefore) / Math.max(1, done.checked),
       quiet,
       busy,

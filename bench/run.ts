@@ -310,6 +310,11 @@ async function main(): Promise<void> {
       "report; all checked within the interval",
     ]);
     report([
+      "(o) machine CPU per check of a signed-in account, ours ÷ raw Playwright's (a context from the saved session, one request with its cookies, closed)",
+      `${o.cpuMsPerCheck.toFixed(1)} ms ÷ ${o.floorCpuMsPerCheck.toFixed(1)} ms = ${(o.cpuMsPerCheck / o.floorCpuMsPerCheck).toFixed(2)}`,
+      "report",
+    ]);
+    report([
       "(o) 16 accounts' actions/s while the health checks run (in the idle run slots) ÷ with them stopped",
       `${o.busy.toFixed(2)} ÷ ${o.quiet.toFixed(2)} = ${o.ratio.toFixed(3)}; ${o.checksWhileBusy} checks done meanwhile`,
       "≥ 0.90",

@@ -50,6 +50,11 @@ export class BrowserExecutor implements ActionExecutor {
     const closePage = (): void => void page?.close().catch(() => undefined);
     execution.signal.addEventListener("abort", closePage, { once: true });
     try {
+      // A health check (DESIGN §16) first asks the platform without a page, where the driver says how.
+      if (check && (await this.#probedSignedIn(execution, driver, context))) {
+        await this.#saveIfChanged(execution, context, saved);
+        return { outcome: "connected" };
+      }
       page = pool.takePage(account.id) ?? (await context.newPage());
       followLoad(page, rule.pageTimeoutMs);
       await blockHosts(page, driver);
@@ -66,6 +71,11 @@ export class BrowserExecutor implements ActionExecutor {
       };
       const driverContext = this.#driverContext({ ...execution, challenge, markConnected }, driver, page, saved !== undefined, rule);
       await driver.ensureSignedIn(driverContext);
+      // A check asks whether the saved session is the account's own user's (a sign-in checks that itself).
+      if (check && !signedInAgain) {
+        const shown = await driver.signedInAs(page);
+        if (!isSameUser(shown, account.username)) throw new WrongUserFailure(shown, account.username);
+      }
       // A health check (DESIGN §16) is the driver's start page read as signed in or out, and a sign-in
       // without a person when it was out; an action goes on to its handler.
       const result = handler ? await handler(driverContext) : { outcome: signedInAgain ? "signed_in_again" : "connected" };
@@ -102,6 +112,33 @@ export class BrowserExecutor implements ActionExecutor {
       const kept = keep && !paused && !execution.signal.aborted && page !== undefined && pool.keepPage(account.id, page);
       if (!kept) closePage();
       pool.release(account.id);
+    }
+  }
+
+  /**
+   * Whether the driver's session probe, sent with the context's cookies (and storing any it is
+   * given back), shows the account's own user signed in. Any other answer, or none, is "not
+   * known": the check then opens the start page.
+   */
+  async #probedSignedIn(execution: ExecutionContext, driver: Driver, context: BrowserContext): Promise<boolean> {
+    const { probe } = driver;
+    const baseUrl = this.options.baseUrls[driver.platform.name];
+    if (!probe || !baseUrl) return false;
+    try {
+      const response = await context.request.get(baseUrl + probe.path, {
+        maxRedirects: 0,
+        failOnStatusCode: false,
+        timeout: this.#ruleOf(driver).pageTimeoutMs,
+        ...(probe.headers ? { headers: probe.headers(baseUrl) } : {}),
+      });
+      try {
+        return isSameUser(await probe.signedInAs(response), execution.account.username);
+      } finally {
+        await response.dispose();
+      }
+    } catch {
+      if (execution.signal.aborted) throw execution.signal.reason;
+      return false;
     }
   }
 

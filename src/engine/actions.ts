@@ -65,7 +65,7 @@ export async function authorizeCreate(core: EngineCore, principal: Principal, in
 /** Creates an action in one transaction, then starts it (see `insertAction`). */
 export async function createAction(core: EngineCore, principal: Principal, input: CreateAction): Promise<ActionRecord> {
   const action = await core.store.transaction(() => insertAction(core, principal, input));
-  await announceCreated(core, action);
+  announceCreated(core);
   return action;
 }
 
@@ -109,12 +109,13 @@ export async function insertAction(core: EngineCore, principal: Principal, input
   });
   if (!failure) await store.ledger.append({ workspace_id: principal.workspaceId, kind: "hold", amount: -price, action_id: id, created_at: now });
   await recordActionEvent(store, id, now);
-  return (await store.actions.get(id))!;
+  const created = (await store.actions.get(id))!;
+  core.lifecycle.announce(created);
+  return created;
 }
 
-/** Once the create has committed: tell listeners, and start it if a run slot is free. */
-export async function announceCreated(core: EngineCore, action: ActionRecord): Promise<void> {
-  await core.lifecycle.emit(action.id);
+/** Once the create has committed (listeners were told as it committed): start it if a run slot is free. */
+export function announceCreated(core: EngineCore): void {
   core.runner.pump();
 }
 

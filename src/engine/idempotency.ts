@@ -111,7 +111,7 @@ export async function createActionOnce(
     await retryWhileBusy(() => store.idempotency.forget(workspaceId, key));
     throw error;
   }
-  await actions.announceCreated(core, created);
+  actions.announceCreated(core);
   try {
     return { action: await respond(created), replayed: false };
   } finally {

@@ -8,7 +8,7 @@ import { ensureSignedIn, type SignInSpec } from "./sign-in.js";
  * sign-in (the shared loop) and the page owners sign in on by hand from its `SignInSpec`.
  */
 export function defineDriver(
-  driver: Omit<Driver, "platform" | "ensureSignedIn" | "manualSignIn"> & { platform: Omit<PlatformInfo, "actions">; signIn: SignInSpec },
+  driver: Omit<Driver, "platform" | "ensureSignedIn" | "manualSignIn" | "probe"> & { platform: Omit<PlatformInfo, "actions">; signIn: SignInSpec },
 ): Driver {
   const { signIn, ...rest } = driver;
   const actions = Object.keys(driver.actions) as ActionType[];
@@ -16,6 +16,7 @@ export function defineDriver(
     ...rest,
     platform: { ...driver.platform, actions },
     ensureSignedIn: (context) => ensureSignedIn(signIn, context),
+    ...(signIn.probe ? { probe: signIn.probe } : {}),
     manualSignIn: { path: signIn.form.path ?? signIn.start, signedIn: signIn.signedIn },
   };
 }

@@ -1,4 +1,4 @@
-import type { Locator, Page } from "playwright";
+import type { APIResponse, Locator, Page } from "playwright";
 import type { ActionType } from "../domain/actions.js";
 import type { ActionErrorCode, ActionFailure } from "../domain/errors.js";
 import type { ExecutionContext, PlatformInfo } from "../engine/execution/index.js";
@@ -52,6 +52,21 @@ export interface FailureDetector {
 export type ActionHandler = (context: DriverContext) => Promise<Record<string, unknown>>;
 
 /** One platform: its pages' failure states, how it signs in, and one handler per action type. */
+/**
+ * A health check's first look (DESIGN §16): one request with the account's cookies, no page and no
+ * renderer. Only an answer that shows the account's own user signed in ends the check there;
+ * anything else (signed out, another user, an answer it does not know, the platform unreachable)
+ * and the check opens `start` as an action would, signing in again when no person is needed.
+ */
+export interface SessionProbe {
+  /** Fetched on the platform's address with the account's cookies; redirects are not followed. */
+  path: string;
+  /** Headers the platform's session check wants (e.g. the `Origin` a session is bound to). */
+  headers?(baseUrl: string): Record<string, string>;
+  /** The user the answer shows signed in (as `Driver.signedInAs` reads a page); undefined for nobody, or an answer it does not know. */
+  signedInAs(response: APIResponse): Promise<string | undefined>;
+}
+
 export interface Driver {
   platform: PlatformInfo;
   /** Detectors checked on every page the driver waits for. */
@@ -59,6 +74,8 @@ export interface Driver {
   /** Makes sure the account is signed in (signing in with stored credentials when the session is gone). */
   ensureSignedIn(context: DriverContext): Promise<void>;
   actions: Partial<Record<ActionType, ActionHandler>>;
+  /** How a health check tells a live session without a page (`SignInSpec.probe`). */
+  probe?: SessionProbe;
   /** Where an owner signs in by hand (owner sign-in links), and how to tell it worked. */
   manualSignIn: { path: string; signedIn(page: Page): Locator };
   /**

@@ -2,7 +2,7 @@ import { TOTP } from "otpauth";
 import type { Locator, Page } from "playwright";
 import type { ChallengeKind } from "../domain/challenges.js";
 import { ActionFailure } from "../domain/errors.js";
-import type { DriverContext } from "./driver.js";
+import type { DriverContext, SessionProbe } from "./driver.js";
 
 /**
  * How a platform signs in, declared as data (DESIGN §14): where an action starts, the form, the
@@ -13,6 +13,8 @@ import type { DriverContext } from "./driver.js";
 export interface SignInSpec {
   /** Where every action starts (a page that shows whether the account is signed in). */
   start: string;
+  /** How a health check tells a live session without opening a page; left out, it opens `start`. */
+  probe?: SessionProbe;
   /** How long the start page may take to show either state (a large admin app); the engine's default otherwise. */
   startTimeoutMs?: number;
   signedIn(page: Page): Locator;

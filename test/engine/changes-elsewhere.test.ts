@@ -64,3 +64,20 @@ describe("status changes made by another process", () => {
     await server.close();
   });
 });
+
+describe("status changes made by this process", () => {
+  it("reach its listeners as its own, in order, each once, never first from the change feed as another's", async () => {
+    const h = await createHarness({ executor: new ScriptedExecutor().on("post", async () => ({ post_id: "p1" })) });
+    open.push(h);
+    const seen = new Map<string, string[]>();
+    h.engine.core.lifecycle.events.on("change", (action, origin) => seen.set(action.id, [...(seen.get(action.id) ?? []), `${origin} ${action.status}`]));
+    const principal = (await h.engine.keys.authenticate(h.adminKey))!;
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const account = await h.engine.accounts.create(principal, { platform: "sandbox", username: `own${i}`, password: "pw" });
+      ids.push((await h.engine.createAction(principal, { account_id: account.id, type: "post", params: { text: `hi ${i}` } })).id);
+    }
+    for (const id of ids) expect((await h.engine.waitFor(id, 20)).status).toBe("succeeded");
+    for (const id of ids) expect(seen.get(id), id).toEqual(["here queued", "here running", "here succeeded"]);
+  });
+});

@@ -38,8 +38,8 @@ export interface LiveService {
   latestCode(handle: string): Promise<string>;
   /** Every status the action went through in this process, in order, with when it was seen. */
   history(actionId: string): { status: string; at: number }[];
-  /** Resolves once `check` holds, polling; rejects after `timeoutMs`. */
-  until(check: () => boolean | Promise<boolean>, timeoutMs?: number): Promise<void>;
+  /** Polls `check` every `everyMs` (50) until it holds; throws after `timeoutMs` (10 s). Poll a key's API slower than its rate limit. */
+  until(check: () => boolean | Promise<boolean>, timeoutMs?: number, everyMs?: number): Promise<void>;
   /** Stops the service (keeping data dir and sandbox) and starts it again on the same data. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -179,11 +179,11 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
     history(actionId) {
       return [...(histories.get(actionId) ?? [])];
     },
-    async until(check, timeoutMs = 10_000) {
+    async until(check, timeoutMs = 10_000, everyMs = 50) {
       const deadline = Date.now() + timeoutMs;
       while (!(await check())) {
         if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await new Promise((resolve) => setTimeout(resolve, everyMs));
       }
     },
     async restart() {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkOnce } from "../helpers/checks.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
 
 // Health checks (DESIGN §16) end to end: real Chromium against the sandbox, whose sessions are ended
@@ -32,7 +33,7 @@ async function checkedAfter(accountId: string, after: string, timeoutMs = 60_000
   await live.until(async () => {
     found = await account(accountId);
     return found.checked_at !== undefined && found.checked_at > after;
-  }, timeoutMs);
+  }, timeoutMs, 250);
   return found;
 }
 
@@ -76,6 +77,28 @@ describe("health checks", () => {
     expect(await balance()).toBe(before - 2);
     const listed = (await live.api("GET", `/v1/actions?account_id=${accountId}`)).json.data;
     expect(listed.map((action: { type: string }) => action.type).sort()).toEqual(["connect", "post"]);
+  }, 120_000);
+
+  it("a check of an account still signed in asks the platform once, without a page: connected, checked_at moves", async () => {
+    const { accountId } = await connectedTotpAccount();
+    const seen = await checkOnce(live, accountId);
+    expect(seen.account).toMatchObject({ status: "connected" });
+    expect(seen.pagesOpened).toBe(0);
+    expect(seen.outcomes).toEqual([{ outcome: "connected" }]);
+  }, 120_000);
+
+  it("a check of a session signed in as another user opens the start page, keeps no session, and makes the account needs_auth", async () => {
+    const { accountId } = await connectedTotpAccount();
+    const other = await connectedTotpAccount();
+    // The account's saved session becomes the other user's (as a mixed-up import would leave it).
+    const { store } = live.server.service;
+    await store.accounts.setSecret(accountId, "session", (await store.accounts.getSecret(other.accountId, "session"))!, new Date().toISOString());
+    await live.server.executor.forgetAccount(accountId);
+    const seen = await checkOnce(live, accountId);
+    expect(seen.pagesOpened).toBe(1);
+    expect(seen.account.status).toBe("needs_auth");
+    expect(seen.account.status_reason).toContain(`Signed in as @${other.handle}, but this account is @`);
+    expect(JSON.parse((await store.accounts.getSecret(accountId, "session"))!)).toEqual({ cookies: [], origins: [] });
   }, 120_000);
 
   it("the periodic check (every minute) signs a TOTP account in again by itself", async () => {

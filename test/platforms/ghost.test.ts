@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkOnce } from "../helpers/checks.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
 import { startGhost, type Ghost } from "./support/ghost.js";
 
@@ -52,6 +53,15 @@ describe("Ghost", () => {
     expect(html).toContain("Second paragraph.");
     const admin = await (await ghost.adminApi(`posts/${done.result.post_id}/`)).json();
     expect(admin.posts[0]).toMatchObject({ status: "published", title });
+  });
+
+  it("a health check asks the Admin API who is signed in: connected, without a page or a mail", async () => {
+    const mailsBefore = ghost.mails().length;
+    const seen = await checkOnce(live, accountId, 90_000);
+    expect(seen.account).toMatchObject({ status: "connected" });
+    expect(seen.pagesOpened).toBe(0);
+    expect(seen.outcomes).toEqual([{ outcome: "connected" }]);
+    expect(ghost.mails().length).toBe(mailsBefore);
   });
 
   it("lookup_person reads the author page, with the posts on it", async () => {

@@ -1,5 +1,6 @@
 import type { Browser, Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkOnce } from "../helpers/checks.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
 import { launchChromium } from "./support/browser.js";
 import { CAPTCHA_ANSWER, CAPTCHA_QUESTION, CAROL, CAROL_USER_PAGE_TEXT, startMediaWiki, totpCode, type MediaWiki } from "./support/mediawiki.js";
@@ -62,6 +63,26 @@ describe("MediaWiki: sign-in", () => {
     expect(live.history(done.id).map(({ status }) => status)).not.toContain("needs_input");
     const account = await live.api("GET", `/v1/accounts/${accountId}`);
     expect(account.json.status).toBe("connected");
+  });
+
+  it("a health check asks the API who is signed in (no page); a session the wiki no longer has is signed in again with the TOTP secret", async () => {
+    const user = await wikiUser();
+    const secret = await wiki.enableTotp(user.name);
+    const accountId = await addAccount(user, { totp_secret: secret });
+    await succeeded(accountId, "connect");
+    const still = await checkOnce(live, accountId);
+    expect(still.account).toMatchObject({ status: "connected" });
+    expect(still.pagesOpened).toBe(0);
+    expect(still.outcomes).toEqual([{ outcome: "connected" }]);
+
+    // The saved session is gone (no cookies): the API says nobody, so the check opens the start page and signs in.
+    const { store } = live.server.service;
+    await store.accounts.setSecret(accountId, "session", JSON.stringify({ cookies: [], origins: [] }), new Date().toISOString());
+    await live.server.executor.forgetAccount(accountId);
+    const again = await checkOnce(live, accountId, 90_000);
+    expect(again.account).toMatchObject({ status: "connected" });
+    expect(again.pagesOpened).toBe(1);
+    expect(again.outcomes).toEqual([{ outcome: "connected" }, { outcome: "signed_in_again" }]);
   });
 
   it("without a stored secret pauses at two_factor_code, and a real code answers it", async () => {

@@ -49,10 +49,19 @@ export class Lifecycle {
     return this.clock.now().toISOString();
   }
 
-  /** Tells listeners of the action as it now is, once the change has committed (outside any transaction). */
+  /** Tells listeners of this record of an action once what wrote it has committed (at once, outside a transaction). */
+  announce(action: ActionRecord): void {
+    this.store.afterCommit(() => this.events.emit("change", action, "here"));
+  }
+
+  /**
+   * Tells listeners of the action as it now is, once the change has committed. Called inside the
+   * transaction that changed it, so listeners are told the moment it commits: read after, a
+   * process's own change could reach them first from the change feed, as another's (`elsewhere`).
+   */
   async emit(actionId: string): Promise<void> {
     const action = await this.store.actions.get(actionId);
-    if (action) this.store.afterCommit(() => this.events.emit("change", action, "here"));
+    if (action) this.announce(action);
   }
 
   /**
@@ -74,12 +83,11 @@ export class Lifecycle {
           deferredBefore = changes.deferred.length;
           await this.#claimRound(runnerId, options, changes);
         }
+        for (const id of [...changes.deferred, ...changes.taken.map((action) => action.id)]) await this.emit(id);
         return changes;
       },
       { locksRows: true },
     );
-    for (const id of deferred) await this.emit(id);
-    for (const action of taken) await this.emit(action.id);
     return { taken, deferred: deferred.length > 0 };
   }
 
@@ -115,9 +123,9 @@ export class Lifecycle {
       const now = this.now();
       await this.store.actions.update(actionId, { status: transition(action.status, to), ...changes }, now);
       await recordActionEvent(this.store, actionId, now);
+      await this.emit(actionId);
       return true;
     });
-    if (moved) await this.emit(actionId);
     return moved;
   }
 
@@ -135,9 +143,9 @@ export class Lifecycle {
       const challenge = await this.store.challenges.latestOf(actionId);
       if (challenge && (challenge.state === "open" || challenge.state === "answered")) await this.store.challenges.update(challenge.id, { state: "canceled" }, now);
       await recordActionEvent(this.store, actionId, now);
+      await this.emit(actionId);
       return true;
     });
-    if (requeued) await this.emit(actionId);
     return requeued;
   }
 
@@ -148,7 +156,7 @@ export class Lifecycle {
   async finish(actionId: string, outcome: Outcome, guard?: Guard): Promise<boolean> {
     const finished = await this.store.transaction(async () => {
       const action = await this.store.actions.get(actionId);
-      if (!action || isTerminal(action.status) || (guard && !(await guard(action)))) return false as const;
+      if (!action || isTerminal(action.status) || (guard && !(await guard(action)))) return false;
       const now = this.now();
       const code = outcome.status === "failed" ? outcome.code : undefined;
       const freeBeforeCommit = outcome.status === "failed" && outcome.freeBeforeCommit === true && !action.committed_at;
@@ -182,11 +190,9 @@ export class Lifecycle {
       // A browser that never started is not a final answer: the same key may run it again.
       if (code === "browser_unavailable") await this.store.idempotency.forgetAction(actionId);
       await recordActionEvent(this.store, actionId, now);
-      return heldBack;
+      for (const id of [actionId, ...heldBack]) await this.emit(id);
+      return true;
     });
-    if (finished === false) return false;
-    await this.emit(actionId);
-    for (const id of finished) await this.emit(id);
-    return true;
+    return finished;
   }
 }

@@ -56,9 +56,9 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
         if (!(await s.totpSteps.claim(account.platform, account.username, step))) return false;
         await s.actions.update(action.id, { answered_by: "totp" }, lifecycle.now());
         await recordActionEvent(s, action.id, lifecycle.now());
+        await lifecycle.emit(action.id);
         return true;
       });
-      if (claimed) await lifecycle.emit(action.id);
       return claimed;
     },
     commit: () => write((s) => s.actions.update(action.id, { committed_at: lifecycle.now() }, lifecycle.now())),

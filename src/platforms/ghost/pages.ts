@@ -7,6 +7,8 @@ import type { FailureDetector } from "../driver.js";
  */
 export const PATHS = {
   admin: "/ghost/",
+  /** The Admin API's signed-in staff user. */
+  me: "/ghost/api/admin/users/me/",
   newPost: "/ghost/#/editor/post",
   author: (slug: string) => `/author/${encodeURIComponent(slug)}/`,
 };

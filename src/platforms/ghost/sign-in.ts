@@ -6,6 +6,12 @@ import { PAGES, PATHS, SIGN_IN } from "./pages.js";
 export const SIGN_IN_SPEC: SignInSpec = {
   start: PATHS.admin,
   startTimeoutMs: 30_000,
+  // The Admin API's own user answers only a signed-in, verified staff session, from the origin it was made on.
+  probe: {
+    path: PATHS.me,
+    headers: (baseUrl) => ({ origin: new URL(baseUrl).origin }),
+    signedInAs: async (response) => (response.status() === 200 ? ((await response.json()) as { users?: { email?: string }[] }).users?.[0]?.email : undefined),
+  },
   signedIn: PAGES.signedIn,
   signedOut: SIGN_IN.email,
   form: { username: SIGN_IN.email, password: SIGN_IN.password, submit: SIGN_IN.submit },

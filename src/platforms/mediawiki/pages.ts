@@ -9,6 +9,8 @@ export const PATHS = {
   /** A page with no content: cheap, and it shows who is signed in. */
   start: "/index.php/Special:BlankPage",
   signIn: "/index.php/Special:UserLogin",
+  /** Who the cookies sign in, as the API says it. */
+  whoAmI: "/api.php?action=query&meta=userinfo&format=json",
   /** A page's canonical address (`/index.php/User:Carol`). */
   page: (title: string) => `/index.php/${encodeURIComponent(title.replaceAll(" ", "_")).replaceAll("%3A", ":").replaceAll("%2F", "/")}`,
   edit: (title: string) => `/index.php?title=${encodeURIComponent(title)}&action=edit`,

@@ -4,9 +4,22 @@ import { PAGES, PATHS, SIGN_IN } from "./pages.js";
 
 const text = async (page: Page, locate: (page: Page) => ReturnType<Page["locator"]>): Promise<string> => (await locate(page).first().innerText()).trim();
 
+/** The part of the API's `meta=userinfo` answer the probe reads. */
+interface UserInfo {
+  query?: { userinfo?: { id: number; name: string } };
+}
+
+/** The user the API says the cookies sign in; nobody (id 0) is undefined. */
+function signedInName(answer: UserInfo): string | undefined {
+  const user = answer.query?.userinfo;
+  return user && user.id > 0 ? user.name : undefined;
+}
+
 /** MediaWiki's sign-in, declared; `../sign-in.ts` runs it. */
 export const SIGN_IN_SPEC: SignInSpec = {
   start: PATHS.start,
+  // The API names the user the cookies sign in (id 0 for nobody), without rendering a page.
+  probe: { path: PATHS.whoAmI, signedInAs: async (response) => (response.ok() ? signedInName((await response.json()) as UserInfo) : undefined) },
   signedIn: PAGES.signedIn,
   signedOut: PAGES.signedOut,
   form: { path: PATHS.signIn, username: SIGN_IN.username, password: SIGN_IN.password, submit: SIGN_IN.submit, remember: SIGN_IN.remember },

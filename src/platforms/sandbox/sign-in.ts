@@ -5,6 +5,8 @@ import { CHALLENGE_PAGES, PAGES, PATHS, SIGN_IN, challengeHeading } from "./page
 /** The sandbox's sign-in, declared: the shared loop (`../sign-in.ts`) does the rest. */
 export const SIGN_IN_SPEC: SignInSpec = {
   start: PATHS.home,
+  // The feed answers only a signed-in viewer (anyone else is sent to the sign-in page), and its navigation links the viewer's profile.
+  probe: { path: PATHS.home, signedInAs: async (response) => (response.status() === 200 ? profileHandle(await response.text()) : undefined) },
   signedIn: PAGES.home,
   signedOut: PAGES.signIn,
   form: { username: SIGN_IN.username, password: SIGN_IN.password, submit: SIGN_IN.submit },
@@ -22,6 +24,12 @@ export const SIGN_IN_SPEC: SignInSpec = {
     message: async (page: Page) => (await page.getByRole("main").getByRole("paragraph").first().innerText()).trim(),
   })),
 };
+
+/** The handle in a page's navigation link to the viewer's profile (`<a href="/people/ada">Profile</a>`). */
+function profileHandle(html: string): string | undefined {
+  const href = /<a href="(\/people\/[^"]+)">Profile<\/a>/.exec(html)?.[1];
+  return href ? decodeURIComponent(href.slice("/people/".length)) : undefined;
+}
 
 /** The signed-in user's handle: the last segment of the navigation's profile link. */
 export async function signedInAs(page: Page): Promise<string | undefined> {
