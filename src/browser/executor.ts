@@ -41,7 +41,8 @@ export class BrowserExecutor implements ActionExecutor {
     const { pool } = this.options;
     const rule = this.#ruleOf(driver);
     const saved = execution.loadSession();
-    const context = await pool.acquire(account.id, () => saved);
+    // A check of an idle account does not warm it (its context closes when the check ends).
+    const context = await pool.acquire(account.id, () => saved, { brief: check });
     let page: Page | undefined;
     // Whether the page is sound for the account's next action (see SOUND_PAGE_FAILURES).
     let keep = false;

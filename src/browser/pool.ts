@@ -33,6 +33,8 @@ interface Slot {
   endpoint: Endpoint;
   context: BrowserContext;
   busy: boolean;
+  /** Opened for a brief use (`acquire`'s `brief`): closed at release. */
+  brief: boolean;
   lastUsed: number;
   idleTimer: NodeJS.Timeout | undefined;
 }
@@ -77,11 +79,19 @@ export class BrowserPool {
    * The account's context (restored from its saved storage state when new), marked busy.
    * `browser_unavailable` when no endpoint can give one.
    */
-  async acquire(accountId: string, storageState: () => string | undefined): Promise<BrowserContext> {
+  /**
+   * The account's context, warm or opened now from `storageState`. A `brief` use (a health check)
+   * of an account with no warm context gets one that closes at `release`: it takes neither the
+   * spare context nor a place among the warm ones, so checking idle accounts never makes the
+   * accounts that act cold.
+   */
+  async acquire(accountId: string, storageState: () => string | undefined, options: { brief?: boolean } = {}): Promise<BrowserContext> {
     let slot = this.#slots.get(accountId);
     if (!slot) {
-      slot = await this.#open(accountId, storageState());
+      slot = options.brief ? await this.#openOwn(accountId, storageState(), true) : await this.#open(accountId, storageState());
       this.#slots.set(accountId, slot);
+    } else if (!options.brief) {
+      slot.brief = false;
     }
     clearTimeout(slot.idleTimer);
     slot.busy = true;
@@ -97,6 +107,11 @@ export class BrowserPool {
       this.#kept.keep(accountId, spare.page);
       return this.#slotFor(accountId, spare.endpoint, spare.context);
     }
+    return this.#openOwn(accountId, saved, false);
+  }
+
+  /** A new context on the first endpoint that answers. */
+  async #openOwn(accountId: string, saved: string | undefined, brief: boolean): Promise<Slot> {
     let lastError: unknown;
     for (const endpoint of this.#fleet.candidates()) {
       try {
@@ -105,7 +120,7 @@ export class BrowserPool {
           viewport: this.#viewport,
           ...(saved ? { storageState: JSON.parse(saved) as StorageState } : {}),
         });
-        return this.#slotFor(accountId, endpoint, context);
+        return this.#slotFor(accountId, endpoint, context, brief);
       } catch (error) {
         lastError = error;
       }
@@ -114,9 +129,9 @@ export class BrowserPool {
     throw new ActionFailure("browser_unavailable", `No browser could be started or reached (${cause}); nothing is charged.`);
   }
 
-  #slotFor(accountId: string, endpoint: Endpoint, context: BrowserContext): Slot {
+  #slotFor(accountId: string, endpoint: Endpoint, context: BrowserContext, brief = false): Slot {
     endpoint.contexts += 1;
-    const slot: Slot = { endpoint, context, busy: false, lastUsed: Date.now(), idleTimer: undefined };
+    const slot: Slot = { endpoint, context, busy: false, brief, lastUsed: Date.now(), idleTimer: undefined };
     context.on("close", () => {
       if (this.#slots.get(accountId)?.context === context) this.#slots.delete(accountId);
       endpoint.contexts = Math.max(0, endpoint.contexts - 1);
@@ -151,6 +166,10 @@ export class BrowserPool {
   release(accountId: string): void {
     const slot = this.#slots.get(accountId);
     if (!slot) return;
+    if (slot.brief) {
+      void this.forget(accountId);
+      return;
+    }
     slot.busy = false;
     slot.lastUsed = Date.now();
     slot.idleTimer = setTimeout(() => void this.forget(accountId), this.options.idleMs);

@@ -45,6 +45,30 @@ describe("the browser pool", () => {
     pool.release("fresh");
   });
 
+  it("a brief use (a health check) of a cold account closes its context at release, leaving the warm ones and the spare alone", async () => {
+    const own = new BrowserPool({ idleMs: 60_000, maxContexts: 1, maxPages: 4, logger: silentLogger });
+    try {
+      const warm = await own.acquire("acting", noSession);
+      own.release("acting");
+      const brief = await own.acquire("idle", noSession, { brief: true });
+      // Its own context, with no page: the spare (a context with its page open) was not taken.
+      expect(brief.pages()).toEqual([]);
+      // Busy, it is not idle: the warm context (maxContexts 1) was not closed to make room for it.
+      expect(own.contextOf("acting")).toBe(warm);
+      const closed = new Promise((resolve) => brief.once("close", resolve));
+      own.release("idle");
+      await closed;
+      expect(own.contextOf("idle")).toBeUndefined();
+      expect(own.contextOf("acting")).toBe(warm);
+      // A warm account's brief use is its warm context, and it stays warm after.
+      expect(await own.acquire("acting", noSession, { brief: true })).toBe(warm);
+      own.release("acting");
+      expect(own.contextOf("acting")).toBe(warm);
+    } finally {
+      await own.close();
+    }
+  });
+
   it("tells, per endpoint, the accounts' contexts and their open pages, naming each endpoint without credentials or query", async () => {
     const own = new BrowserPool({ idleMs: 60_000, maxContexts: 10, logger: silentLogger });
     try {
