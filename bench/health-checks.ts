@@ -123,6 +123,9 @@ export async function healthCheckFigures(): Promise<CheckFigures> {
       ACTION_SERVICE_FREE_CREDITS: "1000000",
       ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "1000000",
       ACTION_SERVICE_HEALTH_CHECK_MINUTES: String(INTERVAL_MINUTES),
+      // The posting accounts stay warm throughout: their pages closing as they idle out would pass for memory the checks gave back.
+      ACTION_SERVICE_IDLE_CONTEXT_SECONDS: "3600",
+      ACTION_SERVICE_WARM_PAGE_SECONDS: "3600",
     },
     server: { healthCheckTickMs: 1_000 },
   });

@@ -7,6 +7,7 @@ import type { Driver, DriverContext } from "../platforms/driver.js";
 import { isSameUser, WrongUserFailure } from "./identity.js";
 import type { BrowserPool } from "./pool.js";
 import { PageLoad } from "./page-load.js";
+import { probeFromHere, probeShowsAccount, type ProbeTarget } from "./probe.js";
 import { isTimeout, judgeTimeout, settle, whenVisible, type PageRule } from "./settle.js";
 
 export interface BrowserExecutorOptions {
@@ -41,6 +42,17 @@ export class BrowserExecutor implements ActionExecutor {
     const { pool } = this.options;
     const rule = this.#ruleOf(driver);
     const saved = execution.loadSession();
+    // A health check (DESIGN §16) first asks the platform without a page, where the driver says how:
+    // for an account with no warm context, from this process with no browser context at all.
+    const probe = check && driver.probe ? this.#probeTarget(execution, driver, rule) : undefined;
+    const fromHere = probe !== undefined && saved !== undefined && !pool.contextOf(account.id) && pool.browsesFromHere;
+    if (fromHere) {
+      const found = await probeFromHere(saved, probe);
+      if (found) {
+        if (found.session) await execution.saveSession(found.session);
+        return { outcome: "connected" };
+      }
+    }
     // A check of an idle account does not warm it (its context closes when the check ends).
     const context = await pool.acquire(account.id, () => saved, { brief: check });
     let page: Page | undefined;
@@ -51,8 +63,7 @@ export class BrowserExecutor implements ActionExecutor {
     const closePage = (): void => void page?.close().catch(() => undefined);
     execution.signal.addEventListener("abort", closePage, { once: true });
     try {
-      // A health check (DESIGN §16) first asks the platform without a page, where the driver says how.
-      if (check && (await this.#probedSignedIn(execution, driver, context))) {
+      if (probe && !fromHere && (await probeShowsAccount(context.request, probe))) {
         await this.#saveIfChanged(execution, context, saved);
         return { outcome: "connected" };
       }
@@ -116,31 +127,9 @@ export class BrowserExecutor implements ActionExecutor {
     }
   }
 
-  /**
-   * Whether the driver's session probe, sent with the context's cookies (and storing any it is
-   * given back), shows the account's own user signed in. Any other answer, or none, is "not
-   * known": the check then opens the start page.
-   */
-  async #probedSignedIn(execution: ExecutionContext, driver: Driver, context: BrowserContext): Promise<boolean> {
-    const { probe } = driver;
+  #probeTarget(execution: ExecutionContext, driver: Driver, rule: PageRule): ProbeTarget | undefined {
     const baseUrl = this.options.baseUrls[driver.platform.name];
-    if (!probe || !baseUrl) return false;
-    try {
-      const response = await context.request.get(baseUrl + probe.path, {
-        maxRedirects: 0,
-        failOnStatusCode: false,
-        timeout: this.#ruleOf(driver).pageTimeoutMs,
-        ...(probe.headers ? { headers: probe.headers(baseUrl) } : {}),
-      });
-      try {
-        return isSameUser(await probe.signedInAs(response), execution.account.username);
-      } finally {
-        await response.dispose();
-      }
-    } catch {
-      if (execution.signal.aborted) throw execution.signal.reason;
-      return false;
-    }
+    return baseUrl ? { driver, baseUrl, username: execution.account.username, timeoutMs: rule.pageTimeoutMs, signal: execution.signal } : undefined;
   }
 
   /** Saves the context's storage state when it differs from the one the action started with (sealing and writing it is not free). */

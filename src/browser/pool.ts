@@ -203,6 +203,11 @@ export class BrowserPool {
     }
   }
 
+  /** Whether every browser is one this process started (on this machine): a request sent from here leaves from where its pages do. */
+  get browsesFromHere(): boolean {
+    return this.#fleet.status().every((endpoint) => endpoint.kind === "local");
+  }
+
   /** The open context of an account, if any (the live view reads it). */
   contextOf(accountId: string): BrowserContext | undefined {
     return this.#slots.get(accountId)?.context;

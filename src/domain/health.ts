@@ -22,3 +22,8 @@ export function checkOutcome(check: { status: string; error_code?: ActionErrorCo
   if (check.error_code === "account_blocked") return "blocked";
   return "failed";
 }
+
+/** A check someone asked for (`POST /v1/accounts/{id}/check`, MCP `check_account`): its end is an `account.updated` event even when nothing changed. */
+export function isRequestedCheck(action: { type: string; params: Record<string, unknown> }): boolean {
+  return action.type === CHECK_TYPE && action.params.requested === true;
+}

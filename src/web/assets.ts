@@ -83,7 +83,14 @@ document.addEventListener("DOMContentLoaded", () => {
   // Choosing an account or action type shows that type's fields at once.
   document.querySelectorAll("select[data-autosubmit]").forEach((select) => select.addEventListener("change", () => select.form.requestSubmit()));
 
-  document.querySelectorAll("[data-reload]").forEach((button) => button.addEventListener("click", () => location.reload()));
+  // The latest of this page, without the one-time notice of what was just done ("?done=…"): it told what was, not what is.
+  const showLatest = () => {
+    const url = new URL(location.href);
+    if (!url.searchParams.has("done")) return location.reload();
+    url.searchParams.delete("done");
+    location.replace(url.href);
+  };
+  document.querySelectorAll("[data-reload]").forEach((button) => button.addEventListener("click", showLatest));
   document.querySelectorAll("[data-copy]").forEach((button) => button.addEventListener("click", async () => {
     const source = document.getElementById(button.dataset.copy);
     try { await navigator.clipboard.writeText(source.value || source.textContent); button.textContent = "Copied"; } catch { source.select && source.select(); }
@@ -103,7 +110,7 @@ document.addEventListener("DOMContentLoaded", () => {
       source.close();
       const active = document.activeElement;
       if (active && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) && active.value) { document.getElementById("changed").hidden = false; return; }
-      location.reload();
+      showLatest();
     };
     source.addEventListener("action.updated", follow);
     source.addEventListener("account.updated", follow);

@@ -42,11 +42,11 @@ async function balance(): Promise<number> {
 }
 
 /** The account's `account.updated` events as the outbox keeps them, oldest first. */
-async function accountUpdates(accountId: string): Promise<{ status: string; status_reason?: string }[]> {
+async function accountUpdates(accountId: string): Promise<{ status: string; status_reason?: string; checked_at?: string }[]> {
   const { store } = live.server.service;
   const workspaceId = (await store.accounts.get(accountId))!.workspace_id;
   const events = await store.events.after(workspaceId, 0, 10_000);
-  return events.filter((event) => event.type === "account.updated" && event.subject_id === accountId).map((event) => event.data as unknown as { status: string; status_reason?: string });
+  return events.filter((event) => event.type === "account.updated" && event.subject_id === accountId).map((event) => event.data as unknown as { status: string; status_reason?: string; checked_at?: string });
 }
 
 async function connectedTotpAccount(): Promise<{ handle: string; accountId: string; connectedAt: string }> {
@@ -81,10 +81,35 @@ describe("health checks", () => {
 
   it("a check of an account still signed in asks the platform once, without a page: connected, checked_at moves", async () => {
     const { accountId } = await connectedTotpAccount();
+    const eventsBefore = (await accountUpdates(accountId)).length;
     const seen = await checkOnce(live, accountId);
     expect(seen.account).toMatchObject({ status: "connected" });
     expect(seen.pagesOpened).toBe(0);
     expect(seen.outcomes).toEqual([{ outcome: "connected" }]);
+    // Nothing changed, but it was asked for: its end is an account.updated event, the account as it is.
+    const events = await accountUpdates(accountId);
+    expect(events.length).toBe(eventsBefore + 1);
+    expect(events.at(-1)).toMatchObject({ status: "connected", checked_at: seen.account.checked_at });
+
+    // Its context closed (idle): the next check asks from the service itself, with no browser context at all.
+    await live.server.executor.forgetAccount(accountId);
+    const { pool } = live.server;
+    const acquired: string[] = [];
+    const acquire = pool.acquire.bind(pool);
+    pool.acquire = (id, ...rest) => {
+      acquired.push(id);
+      return acquire(id, ...rest);
+    };
+    try {
+      const cold = await checkOnce(live, accountId);
+      expect(cold.account).toMatchObject({ status: "connected" });
+      expect(cold.outcomes).toEqual([{ outcome: "connected" }, { outcome: "connected" }]);
+      expect(cold.pagesOpened).toBe(0);
+    } finally {
+      pool.acquire = acquire;
+    }
+    expect(acquired).not.toContain(accountId);
+    expect(pool.contextOf(accountId)).toBeUndefined();
   }, 120_000);
 
   it("a check of a session signed in as another user opens the start page, keeps no session, and makes the account needs_auth", async () => {
@@ -106,8 +131,11 @@ describe("health checks", () => {
     const before = await balance();
     await signOutOnPlatform(handle);
     // Nobody asks: a minute after the account was last found signed in, its check comes.
+    const eventsBefore = (await accountUpdates(accountId)).length;
     const checked = await checkedAfter(accountId, connectedAt, 100_000);
     expect(checked).toMatchObject({ status: "connected" });
+    // Nobody asked and nothing changed: the schedule's check is no event.
+    expect((await accountUpdates(accountId)).length).toBe(eventsBefore);
     expect(new Date(checked.checked_at).getTime() - new Date(connectedAt).getTime()).toBeGreaterThanOrEqual(60_000);
     expect(await balance()).toBe(before);
     // Its session works: a post needs no sign-in (the sandbox would ask for a code nobody gives).

@@ -45,6 +45,9 @@ describe("account status in the web app", () => {
     await page.getByRole("button", { name: "Check the sign-in now" }).click();
     await page.getByRole("heading", { name: /Status: blocked/ }).waitFor({ timeout: 30_000 });
     await expect.poll(() => page.getByText(/restricted this account/).count()).toBeGreaterThan(0);
+    // The page that reloaded with the result no longer says a check is queued.
+    expect(await page.getByText("A check of the sign-in is queued").count()).toBe(0);
+    expect(new URL(page.url()).search).toBe("");
     expect((await live.api("GET", `/v1/accounts/${accountId}`)).json.checked_at > checkedBefore).toBe(true);
     await page.screenshot({ path: "test-artifacts/account-blocked.png", fullPage: true });
     const serious = (await new AxeBuilder({ page }).analyze()).violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");

@@ -99,7 +99,7 @@ accountRoutes.push(
     tag: "accounts",
     summary: "Check the account's sign-in now",
     description:
-      "Queues a check of the account's saved session (after its running action, if any); free. Signed out, it signs in again by itself when no person is needed (a stored password with a TOTP secret, or an inbox that receives the code); otherwise the account becomes needs_auth, or blocked at a checkpoint. Each change is an account.updated event; `checked_at` moves when the check is done. 409 for an account that has never signed in.",
+      "Queues a check of the account's saved session (after its running action, if any); free. Signed out, it signs in again by itself when no person is needed (a stored password with a TOTP secret, or an inbox that receives the code); otherwise the account becomes needs_auth, or blocked at a checkpoint. Each change is an account.updated event, and so is the end of this check even when nothing changed; `checked_at` moves when the check is done. 409 for an account that has never signed in.",
     params: IdParams,
     responses: { 202: { description: "The check is queued; the account as it is now.", schema: AccountJson }, ...errorResponses(401, 403, 404, 409, 429) },
     async handle({ principal, params, engine }) {

@@ -68,7 +68,9 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
       write(async (s) => {
         if (await s.accounts.get(accountId)) await s.accounts.setSecret(accountId, "session", state, lifecycle.now());
       }),
-    markConnected: (profile) => write((s) => updateAccountStatus(s, accountId, { status: "connected", checked_at: lifecycle.now(), ...(profile ? { profile } : {}) }, lifecycle.now())),
+    markConnected: async (profile) => {
+      await write((s) => updateAccountStatus(s, accountId, { status: "connected", checked_at: lifecycle.now(), ...(profile ? { profile } : {}) }, lifecycle.now()));
+    },
     // A health check's page is nobody's feedback.
     saveFailureScreenshot: async (png) => {
       if (action.type !== CHECK_TYPE) await write((s) => s.feedback.saveScreenshot(action.id, png, lifecycle.now()));

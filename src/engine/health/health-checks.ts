@@ -60,7 +60,7 @@ export class HealthChecks {
       throw new AppError("conflict", "The account has never signed in: there is no session to check. Connect it first (an action of type connect).", { status: account.status });
     }
     await store.transaction(async () => {
-      if (!(await store.actions.hasOpenCheck(account.id))) await this.#enqueue(account, lifecycle.now());
+      if (!(await store.actions.hasOpenCheck(account.id))) await this.#enqueue(account, lifecycle.now(), { requested: true });
     });
     this.core.runner.pump();
     return account;
@@ -92,14 +92,14 @@ export class HealthChecks {
     return queued;
   }
 
-  async #enqueue(account: AccountRecord, now: string): Promise<void> {
+  async #enqueue(account: AccountRecord, now: string, params: Record<string, unknown> = {}): Promise<void> {
     await this.core.store.actions.insert({
       id: newId("act"),
       workspace_id: account.workspace_id,
       account_id: account.id,
       platform: account.platform,
       type: CHECK_TYPE,
-      params: {},
+      params,
       status: "queued",
       error_code: undefined,
       error_message: undefined,

@@ -1,5 +1,5 @@
 import { ACTION_ERRORS, type ActionErrorCode } from "../../domain/errors.js";
-import { CHECK_TYPE, checkOutcome, type CheckOutcome } from "../../domain/health.js";
+import { CHECK_TYPE, checkOutcome, isRequestedCheck, type CheckOutcome } from "../../domain/health.js";
 import type { AccountRecord, AccountStatus, ActionRecord, EventRecord, EventType, Store } from "../../store/index.js";
 import { newId } from "../../engine/ids.js";
 import { nextStep, presentAccount, presentAction } from "../../engine/present/index.js";
@@ -32,19 +32,21 @@ export async function recordAccountEvent(store: Store, accountId: string, now: s
 
 /**
  * Changes an account's status (DESIGN §16) with its reason (none once connected), and its profile
- * or `checked_at` if given, recording the event when the status or its reason moves.
+ * or `checked_at` if given, recording the event when the status or its reason moves (then true).
  */
 export async function updateAccountStatus(
   store: Store,
   accountId: string,
   changes: { status: AccountStatus; status_reason?: string; profile?: AccountRecord["profile"]; checked_at?: string },
   now: string,
-): Promise<void> {
+): Promise<boolean> {
   const before = await store.accounts.get(accountId);
-  if (!before) return; // deleted meanwhile: nothing to record
+  if (!before) return false; // deleted meanwhile: nothing to record
   const reason = changes.status === "connected" ? undefined : changes.status_reason;
   await store.accounts.update(accountId, { ...changes, status_reason: reason ?? null }, now);
-  if (before.status !== changes.status || before.status_reason !== reason) await recordAccountEvent(store, accountId, now);
+  if (before.status === changes.status && before.status_reason === reason) return false;
+  await recordAccountEvent(store, accountId, now);
+  return true;
 }
 
 /**
@@ -60,13 +62,20 @@ export async function recordAccountOutcome(store: Store, action: ActionRecord, o
     const unanswered = outcome.code !== undefined && checkOutcome({ status: "failed", error_code: outcome.code }) === "failed";
     await store.accounts.update(account.id, { check_failures: unanswered ? (await store.accounts.checkFailures(account.id)) + 1 : 0 }, now);
   }
+  const recorded = await recordSessionFound(store, account, action, outcome, now);
+  // Whoever asked for a check hears that it is done, whatever it found (the account as it is now).
+  if (!recorded && isRequestedCheck(action)) await recordAccountEvent(store, account.id, now);
+}
+
+/** Sets what the action found out of the session; true when that was an `account.updated` event. */
+async function recordSessionFound(store: Store, account: AccountRecord, action: ActionRecord, outcome: { code?: ActionErrorCode; message?: string }, now: string): Promise<boolean> {
   if (outcome.code === undefined) {
-    if (account.status === "new") await store.accounts.update(account.id, { checked_at: now }, now);
-    else await updateAccountStatus(store, account.id, { status: "connected", checked_at: now }, now);
-    return;
+    if (account.status !== "new") return updateAccountStatus(store, account.id, { status: "connected", checked_at: now }, now);
+    await store.accounts.update(account.id, { checked_at: now }, now);
+    return false;
   }
   const status = action.type === CHECK_TYPE ? CHECKED_STATUS[checkOutcome({ status: "failed", error_code: outcome.code }) ?? "failed"] : ACCOUNT_STATUS_OF[outcome.code];
-  if (status) await updateAccountStatus(store, account.id, { status, status_reason: outcome.message ?? ACTION_ERRORS[outcome.code].message, checked_at: now }, now);
+  return status ? updateAccountStatus(store, account.id, { status, status_reason: outcome.message ?? ACTION_ERRORS[outcome.code].message, checked_at: now }, now) : false;
 }
 
 const ACCOUNT_STATUS_OF: Partial<Record<ActionErrorCode, AccountStatus>> = { signed_out: "needs_auth", account_blocked: "blocked" };

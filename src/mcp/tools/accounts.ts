@@ -118,7 +118,7 @@ export const accountTools = [
     description:
       "Checks now whether the account's saved session is still signed in (after its running action, if any); free. Signed out, it signs in again by itself when no person is needed " +
       "(a stored password with a TOTP secret, or an inbox that receives the code); otherwise the account becomes needs_auth (send a sign-in link), or blocked at a checkpoint. " +
-      "Returns at once; follow with list_accounts: checked_at moves when the check is done.",
+      "Returns at once; checked_at moves when the check is done, and its end is an account.updated event (webhooks, the event stream) even when nothing changed.",
     input: z.strictObject({ account_id: accountId }),
     output: AccountJson,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },

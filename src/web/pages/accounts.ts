@@ -18,7 +18,7 @@ const NOTICES: Record<string, string> = {
   updated: "Credentials saved.",
   removed: "Account removed, with its credentials and browser session.",
   rotated: "Inbox address and SMS URL replaced: the old ones no longer work.",
-  checking: "A check of the sign-in is queued: this page shows what it finds (Last checked moves).",
+  checking: "A check of the sign-in is queued: this page shows what it finds when it is done.",
   paced: "Pace saved: queued actions of this account are weighed against it now.",
 };
 
