@@ -128,7 +128,7 @@ export class BrowserExecutor implements ActionExecutor {
   }
 
   #probeTarget(execution: ExecutionContext, driver: Driver, rule: PageRule): ProbeTarget | undefined {
-    const baseUrl = this.options.baseUrls[driver.platform.name];
+    const baseUrl = this.baseUrlOf(driver.platform.name);
     return baseUrl ? { driver, baseUrl, username: execution.account.username, timeoutMs: rule.pageTimeoutMs, signal: execution.signal } : undefined;
   }
 

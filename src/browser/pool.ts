@@ -77,10 +77,7 @@ export class BrowserPool {
 
   /**
    * The account's context (restored from its saved storage state when new), marked busy.
-   * `browser_unavailable` when no endpoint can give one.
-   */
-  /**
-   * The account's context, warm or opened now from `storageState`. A `brief` use (a health check)
+   * `browser_unavailable` when no endpoint can give one. A `brief` use (a health check)
    * of an account with no warm context gets one that closes at `release`: it takes neither the
    * spare context nor a place among the warm ones, so checking idle accounts never makes the
    * accounts that act cold.

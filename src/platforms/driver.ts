@@ -51,7 +51,6 @@ export interface FailureDetector {
 
 export type ActionHandler = (context: DriverContext) => Promise<Record<string, unknown>>;
 
-/** One platform: its pages' failure states, how it signs in, and one handler per action type. */
 /**
  * A health check's first look (DESIGN §16): one request with the account's cookies, no page and no
  * renderer. Only an answer that shows the account's own user signed in ends the check there;
@@ -67,6 +66,7 @@ export interface SessionProbe {
   signedInAs(response: APIResponse): Promise<string | undefined>;
 }
 
+/** One platform: its pages' failure states, how it signs in, and one handler per action type. */
 export interface Driver {
   platform: PlatformInfo;
   /** Detectors checked on every page the driver waits for. */

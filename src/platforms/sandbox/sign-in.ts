@@ -25,16 +25,19 @@ export const SIGN_IN_SPEC: SignInSpec = {
   })),
 };
 
-/** The handle in a page's navigation link to the viewer's profile (`<a href="/people/ada">Profile</a>`). */
+/** The handle in a page's HTML, from its navigation's link to the viewer's profile (`<a href="/people/ada">Profile</a>`). */
 function profileHandle(html: string): string | undefined {
-  const href = /<a href="(\/people\/[^"]+)">Profile<\/a>/.exec(html)?.[1];
-  return href ? decodeURIComponent(href.slice("/people/".length)) : undefined;
+  return handleOf(/<a href="(\/people\/[^"]+)">Profile<\/a>/.exec(html)?.[1]);
 }
 
 /** The signed-in user's handle: the last segment of the navigation's profile link. */
 export async function signedInAs(page: Page): Promise<string | undefined> {
   const link = PAGES.profileLink(page);
   if ((await link.count()) === 0) return undefined;
-  const href = await link.first().getAttribute("href");
+  return handleOf(await link.first().getAttribute("href"));
+}
+
+/** A profile link's handle: its last path segment. */
+function handleOf(href: string | null | undefined): string | undefined {
   return href ? decodeURIComponent(href.split("/").filter(Boolean).pop() ?? "") || undefined : undefined;
 }
