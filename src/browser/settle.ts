@@ -33,19 +33,16 @@ export async function settle<K extends string>(
   settleMs: number = DEFAULT_SETTLE_MS,
 ): Promise<K> {
   const named = Object.entries(states) as [K, Locator][];
-  const detectors = failures.map((failure) => ({ failure, locator: failure.locate(page) }));
+  const detectors: Detector[] = failures.map((failure) => ({ failure, locator: failure.locate(page) }));
   const failing = either(detectors.map(({ locator }) => locator));
   const any = either([...named.map(([, locator]) => locator), ...(failing ? [failing] : [])])!;
   const load = PageLoad.of(page);
   const started = performance.now();
-  // The first expected state showing with no failure beside it, in one look (one round trip): an
-  // element of the page that holds a visible one of the first and no visible one of the others.
-  const first = named[0]!;
-  const firstAlone = failing ? page.locator(":root").filter({ has: first[1].filter({ visible: true }), hasNot: failing.filter({ visible: true }) }) : first[1];
   // A page just navigated to is looked at once it is parsed: looked at sooner, it shows nothing
   // yet and Playwright's next look comes 20, then 50 ms later.
   await page.waitForLoadState("domcontentloaded", { timeout: rule.pageTimeoutMs }).catch(() => undefined);
-  if (await firstAlone.first().isVisible()) return first[0];
+  const now = await showing(named, detectors, failing);
+  if (now !== undefined) return now;
   // One wait for any state, for as long as the page may still arrive and then settle; the loop below
   // decides when to stop listening to it.
   const shown = any
@@ -77,14 +74,32 @@ export async function settle<K extends string>(
     if (await lookedAtRendered(page, any, rule)) break;
     throw uiChanged();
   }
-  if (await firstAlone.first().isVisible()) return first[0];
-  // A failure state wins over any other expected one.
-  const showing = await Promise.all(detectors.map(({ locator }) => locator.first().isVisible()));
-  const failure = detectors.find((_, index) => showing[index]);
-  if (failure) throw new ActionFailure(failure.failure.code, failure.failure.message);
-  for (const [name, locator] of named.slice(1)) if (await locator.first().isVisible()) return name;
+  const state = await showing(named, detectors, failing);
+  if (state !== undefined) return state;
   // The state flickered away between the wait and the check: look again.
   return settle(page, states, failures, rule, Math.max(1, settleMs - (performance.now() - started)));
+}
+
+/**
+ * Which state the page shows, every state and the failure detectors looked at together (one round
+ * trip to the page, not one per look; the detectors as one look, each alone only when one shows): a
+ * failure's state wins over any expected one, then the states in their order. Undefined when none
+ * shows.
+ */
+async function showing<K extends string>(named: readonly [K, Locator][], detectors: readonly Detector[], failing: Locator | undefined): Promise<K | undefined> {
+  const [states, failed] = await Promise.all([Promise.all(named.map(([, locator]) => locator.first().isVisible())), failing ? failing.first().isVisible() : false]);
+  if (failed) {
+    const shown = await Promise.all(detectors.map(({ locator }) => locator.first().isVisible()));
+    const failure = detectors.find((_, index) => shown[index]);
+    if (failure) throw new ActionFailure(failure.failure.code, failure.failure.message);
+  }
+  return named.find((_, index) => states[index])?.[0];
+}
+
+/** A platform's failure detector and where it looks on this page. */
+interface Detector {
+  failure: FailureDetector;
+  locator: Locator;
 }
 
 /**

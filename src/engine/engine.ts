@@ -92,7 +92,7 @@ export class Engine {
       ...options.runner,
       publicUrl: () => this.core.publicUrl,
       internalUrl: () => this.core.internalUrl,
-      inboxMayAnswer: (accountId, kind) => this.inbox.mayAnswer(accountId, kind),
+      inbox: { mayAnswer: (accountId, kind) => this.inbox.mayAnswer(accountId, kind), answerAtHand: (action, challenge) => this.inbox.answerAtHand(action, challenge) },
       // A dead process's requests in flight will never answer: settle them, and finish its payments.
       onHeartbeat: () => {
         settleAbandoned(this.core).catch((error: unknown) => logger.warn({ err: error }, "could not settle a dead process's requests; the next heartbeat tries again"));

@@ -102,8 +102,7 @@ export async function signInWith(spec: SignInSpec, context: DriverContext): Prom
   }
   await spec.form.username(page).fill(context.username);
   await spec.form.password(page).fill(password);
-  const remember = spec.form.remember?.(page);
-  if (remember && (await remember.count()) > 0) await remember.check();
+  await tickRemember(spec.form.remember?.(page));
   if (!(await onFormChallenge(spec, page))) await spec.form.submit(page).click();
   const challenges = Object.fromEntries(spec.challenges.map((challenge, index) => [`challenge${index}`, challenge.shows(page)]));
   for (;;) {
@@ -112,6 +111,20 @@ export async function signInWith(spec: SignInSpec, context: DriverContext): Prom
     if (state === "refused") return refusedSignIn(context, await alertText(spec, page));
     await answerChallenge(spec, context, spec.challenges[Number(state.slice("challenge".length))]!);
   }
+}
+
+/**
+ * Ticks a "remember this device" box the page shows, if it is not ticked yet: the box's own click
+ * (its input and change events, as a person's tick sends), in one look at the page — Playwright's
+ * `check()` takes ≈ 4 (state, scroll, stable frames, state again).
+ */
+async function tickRemember(box: Locator | undefined): Promise<void> {
+  await box?.evaluateAll((found) => {
+    const element = found[0];
+    if (!(element instanceof HTMLElement)) return;
+    const ticked = element instanceof HTMLInputElement ? element.checked : element.getAttribute("aria-checked") === "true";
+    if (!ticked) element.click();
+  });
 }
 
 async function onFormChallenge(spec: SignInSpec, page: Page): Promise<boolean> {
@@ -147,8 +160,7 @@ function leftChallenge(spec: SignInSpec, context: DriverContext, challenge: Chal
 async function answerChallenge(spec: SignInSpec, context: DriverContext, challenge: ChallengePage): Promise<void> {
   const { page } = context;
   const message = await challenge.message(page);
-  const remember = challenge.remember?.(page);
-  if (remember && (await remember.count()) > 0) await remember.check();
+  if (!challenge.field) await tickRemember(challenge.remember?.(page));
   if (challenge.link) return answerWithLink(spec, context, challenge, message);
   const field = challenge.field?.(page);
   if (!field) {
@@ -160,11 +172,36 @@ async function answerChallenge(spec: SignInSpec, context: DriverContext, challen
   if (challenge.kind === "two_factor_code" && totpSecret) return submitStoredTotp(spec, context, challenge, totpSecret);
   // A refused answer asks again on the same page (its refusal beside the field, which may look like a refused sign-in).
   for (;;) {
-    const answer = await context.challenge({ kind: challenge.kind, message, resolvedOnPage: leftChallenge(spec, context, challenge) });
+    const answering = context.challenge({ kind: challenge.kind, message, resolvedOnPage: leftChallenge(spec, context, challenge) });
+    const answer = await tickingWhileWaiting(answering, challenge.remember?.(page));
     if (answer === undefined) return;
     if ((await submitAnswer(spec, context, challenge, answer)) === "moved") return;
     await context.refuseAnswer(await alertText(spec, page));
   }
+}
+
+/** How long an answer may take before its wait is used to tick "remember this device". */
+const TICK_WHILE_WAITING_AFTER_MS = 100;
+
+/**
+ * The answer to a code challenge, with "remember this device" ticked while it is awaited (a person
+ * answering in the live page finds it ticked) — unless the answer comes at once: a code the inbox
+ * already holds is typed first and the box ticked after it (`submitAnswer`), since a page's first
+ * tick costs it ≈ 50 ms here. Ticking while waiting is best effort: the page may be moving on under
+ * the person's hand.
+ */
+async function tickingWhileWaiting(answering: Promise<string | undefined>, box: Locator | undefined): Promise<string | undefined> {
+  if (!box) return answering;
+  const waiting = Symbol("waiting");
+  const first = await Promise.race([answering, delay(TICK_WHILE_WAITING_AFTER_MS).then(() => waiting)]);
+  if (first !== waiting) return first as string | undefined;
+  await tickRemember(box).catch(() => undefined);
+  return answering;
+}
+
+/** A wait that keeps no process alive. */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /**
@@ -208,6 +245,8 @@ async function submitAnswer(spec: SignInSpec, context: DriverContext, challenge:
   const { page } = context;
   const field = challenge.field!(page);
   await field.fill(answer);
+  // Ticked once the code is typed, if its wait did not tick it (`tickingWhileWaiting`).
+  await tickRemember(challenge.remember?.(page));
   await (challenge.submit ? challenge.submit(page).click() : field.press("Enter"));
   const state = await context.settle(
     { signedIn: spec.signedIn(page), again: challenge.refusal?.(page) ?? field, refused: spec.refused(page), moved: anyOther(spec, page, challenge) },

@@ -55,7 +55,7 @@ describe("the inbox's rules of matching", () => {
     await push(accountId, "Your verification code is 111111");
     h.clock.advance(1_000);
     await push(accountId, "Your verification code is 222222");
-    // Answered as soon as it pauses (it may never be seen at needs_input).
+    // Answered as the challenge opens: it does not pause.
     const first = await start(accountId);
     expect(await ended(first)).toMatchObject({ status: "succeeded", answered_by: "inbox", result: { answer: "222222" } });
     // The newest is used; the older one is still unused and may answer the next (within 10 minutes).
@@ -66,6 +66,25 @@ describe("the inbox's rules of matching", () => {
     expect((await h.request("GET", `/v1/actions/${third}`)).json.status).toBe("needs_input");
     const listed = (await h.request("GET", `/v1/accounts/${accountId}/messages`)).json.data;
     expect(listed.map((message: { used_for?: string }) => message.used_for)).toEqual([first, second]);
+  });
+
+  it("a code already received is used as the challenge opens: the action never waits at needs_input, and its events say answered_by inbox", async () => {
+    const accountId = await setUp();
+    await push(accountId, "Your verification code is 121212");
+    const actionId = await start(accountId);
+    expect(await ended(actionId)).toMatchObject({ status: "succeeded", answered_by: "inbox", result: { answer: "121212" } });
+    const workspaceId = (await h.store.actions.get(actionId))!.workspace_id;
+    const updates = (await h.store.events.after(workspaceId, 0, 1_000))
+      .filter((event) => event.type === "action.updated" && event.subject_id === actionId)
+      .map((event) => event.data as { status: string; answered_by?: string });
+    expect(updates.map(({ status, answered_by }) => [status, answered_by])).toEqual([
+      ["queued", undefined],
+      ["running", undefined],
+      ["running", "inbox"],
+      ["succeeded", "inbox"],
+    ]);
+    expect(await h.store.challenges.latestOf(actionId)).toMatchObject({ kind: "email_code", answered_by: "inbox" });
+    expect((await h.request("GET", `/v1/accounts/${accountId}/messages`)).json.data).toMatchObject([{ used_for: actionId }]);
   });
 
   it("a message older than ten minutes when the challenge starts does not answer it", async () => {

@@ -48,7 +48,7 @@ async function messages(accountId: string): Promise<{ id: string; channel: strin
 describe("codes that arrive by themselves: connect succeeds with nobody answering", () => {
   for (const challenge of ["email", "sms", "magic_link"] as const) {
     it(`${challenge}: the code (or link) the sandbox sent answers the challenge; answered_by inbox`, async () => {
-      const { accountId } = await live.inboxUser(challenge);
+      const { accountId, handle } = await live.inboxUser(challenge);
       const actionId = await connect(accountId);
       expect(await live.finished(actionId, 60_000)).toMatchObject({ status: "succeeded", answered_by: "inbox" });
       expect((await updates(actionId)).at(-1)).toMatchObject({ status: "succeeded", answered_by: "inbox" });
@@ -56,6 +56,8 @@ describe("codes that arrive by themselves: connect succeeds with nobody answerin
       expect(message).toMatchObject({ channel: challenge === "sms" ? "sms" : "email", used_for: actionId });
       // Never the text, never the code.
       expect(Object.keys(message!).sort()).toEqual(["channel", "from", "id", "object", "received_at", "used_for"].filter((key) => key !== "from" || "from" in message!));
+      // "Remember this device" was ticked (after the code was typed): the sandbox remembers the browser.
+      expect(await live.sandboxApi("POST", `/_sandbox/users/${handle}/devices/forget`)).toMatchObject({ forgotten: 1 });
     }, 90_000);
   }
 });

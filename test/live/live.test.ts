@@ -93,6 +93,21 @@ describe("live browser", () => {
     await view.context().close();
   });
 
+  it("an email code a person types into the account's page itself: \"remember this device\" was ticked while it waited, and the device is remembered", async () => {
+    const handle = await createUser("email");
+    const account = await live.account(handle);
+    const action = await live.run(account, "connect");
+    expect(action.challenge.kind).toBe("email_code");
+    // What the live view shows and forwards input to: the account's own page.
+    const accountPage = live.server.executor.pages.get(action.id)!;
+    await expect.poll(() => accountPage.getByLabel("Remember this device").isChecked()).toBe(true);
+    const [mail] = await live.sandboxApi("GET", `/_sandbox/outbox?to=${handle}`);
+    await accountPage.getByLabel("Security code").fill(mail.code);
+    await accountPage.getByRole("button", { name: "Verify", exact: true }).click();
+    expect((await live.finished(action.id)).status).toBe("succeeded");
+    expect(await live.sandboxApi("POST", `/_sandbox/users/${handle}/devices/forget`)).toMatchObject({ forgotten: 1 });
+  });
+
   it("a device approval is watched live while it is approved through the sandbox", async () => {
     const handle = await createUser("device");
     const account = await live.account(handle);

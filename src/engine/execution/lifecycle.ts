@@ -130,6 +130,18 @@ export class Lifecycle {
   }
 
   /**
+   * The run answered a challenge itself (a stored TOTP secret's code, a message the inbox already
+   * held), without pausing: the action says who gave the answer, its status unchanged, with its
+   * event. Call inside the run's fenced transaction.
+   */
+  async answered(actionId: string, by: AnsweredBy): Promise<void> {
+    const now = this.now();
+    await this.store.actions.update(actionId, { answered_by: by }, now);
+    await recordActionEvent(this.store, actionId, now);
+    await this.emit(actionId);
+  }
+
+  /**
    * Puts an action whose process died back in the queue (before its commit point, so nothing
    * was done on the platform): its run starts over, a challenge it waited on is closed and the
    * next run asks afresh. The price stays held. False when it had moved on meanwhile.

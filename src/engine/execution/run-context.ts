@@ -6,7 +6,7 @@ import type { ActionRecord } from "../../store/records.js";
 import type { ChallengeRequest, ExecutionContext } from "./executor.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
-import { recordActionEvent, updateAccountStatus } from "../../events/outbox/index.js";
+import { updateAccountStatus } from "../../events/outbox/index.js";
 
 /** What the runner supplies for the parts of a run that pause. */
 export interface RunHooks {
@@ -54,9 +54,7 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
     claimTotpStep: async (step) => {
       const claimed = await write(async (s) => {
         if (!(await s.totpSteps.claim(account.platform, account.username, step))) return false;
-        await s.actions.update(action.id, { answered_by: "totp" }, lifecycle.now());
-        await recordActionEvent(s, action.id, lifecycle.now());
-        await lifecycle.emit(action.id);
+        await lifecycle.answered(action.id, "totp");
         return true;
       });
       return claimed;

@@ -4,7 +4,7 @@ import { ActionFailure, PlatformTimeout } from "../../domain/errors.js";
 import { CHECK_TYPE } from "../../domain/health.js";
 import { isTerminal } from "../../domain/status.js";
 import { isBusy, retryWhileBusy, randomToken, type Store } from "../../store/index.js";
-import type { ActionRecord } from "../../store/records.js";
+import type { ActionRecord, ChallengeRecord } from "../../store/records.js";
 import type { ActionExecutor, ChallengeRequest } from "./executor.js";
 import { newId } from "../ids.js";
 import type { Guard, Lifecycle, Outcome } from "./lifecycle.js";
@@ -21,9 +21,23 @@ export interface RunParts {
   leaseHolds: (runnerId: string) => Promise<boolean>;
   /** The run paused at needs_input: its slot is free for another account's action. */
   paused: () => void;
-  /** Whether the account's inbox may receive what a challenge of `kind` asks (a health check waits only for that). */
-  inboxMayAnswer: (accountId: string, kind: ChallengeKind) => Promise<boolean>;
+  inbox: RunInbox;
 }
+
+/** What a run asks of its account's inbox (DESIGN §15). */
+export interface RunInbox {
+  /** Whether the account's inbox may receive what a challenge of `kind` asks (a health check waits only for that). */
+  mayAnswer(accountId: string, kind: ChallengeKind): Promise<boolean>;
+  /**
+   * The answer a message the inbox already holds gives a challenge just opened, the message used
+   * and the challenge recorded as answered by it; undefined when none has one. Called inside the
+   * transaction that opens the challenge.
+   */
+  answerAtHand(action: ActionRecord, challenge: ChallengeRecord): Promise<string | undefined>;
+}
+
+/** A run with no inbox: nothing arrives by itself. */
+export const NO_INBOX: RunInbox = { mayAnswer: () => Promise.resolve(false), answerAtHand: () => Promise.resolve(undefined) };
 
 /** A health check waits this long for the inbox, and never for a person (DESIGN §16). */
 export const CHECK_INBOX_WAIT_MS = 60_000;
@@ -97,14 +111,18 @@ export class Run {
     return { status: "failed", code: "browser_error", message, ...(error instanceof PlatformTimeout ? { freeBeforeCommit: true } : {}) };
   }
 
-  /** Pauses at needs_input (a new challenge, or the same one again after a refused answer); the run slot is free meanwhile. */
+  /**
+   * Pauses at needs_input (a new challenge, or the same one again after a refused answer); the run
+   * slot is free meanwhile. A new challenge that a message the inbox already holds answers is not
+   * paused at: its answer is used at once (DESIGN §15).
+   */
   async #challenge(request: ChallengeRequest): Promise<string | undefined> {
     const { lifecycle } = this.parts;
     const { store } = lifecycle;
     const signal = this.controller.signal;
     signal.throwIfAborted();
     const challengeTtlMs = this.action.type === CHECK_TYPE ? await this.#checkWaits(request) : this.parts.challengeTtlMs;
-    await retryWhileBusy(() =>
+    const atHand = await retryWhileBusy(() =>
       store.transaction(async () => {
         const now = lifecycle.clock.now();
         if (!(await this.holds())) throw new ActionFailure("browser_error", "The action ended while pausing.");
@@ -112,28 +130,33 @@ export class Run {
           await store.challenges.update(this.challengeId, { state: "open", message: this.refusal }, now.toISOString());
         } else {
           if (this.challengeId) await store.challenges.update(this.challengeId, { state: "resolved" }, now.toISOString());
-          const challengeId = newId("chl");
-          await store.challenges.insert(
-            {
-              id: challengeId,
-              action_id: this.action.id,
-              kind: request.kind,
-              message: request.message,
-              expires_at: new Date(now.getTime() + challengeTtlMs).toISOString(),
-              link_expires_at: new Date(now.getTime() + LIVE_LINK_TTL_MS).toISOString(),
-              refusals: 0,
-              state: "open",
-              created_at: now.toISOString(),
-            },
-            randomToken(32),
-          );
-          this.challengeId = challengeId;
+          const challenge: ChallengeRecord = {
+            id: newId("chl"),
+            action_id: this.action.id,
+            kind: request.kind,
+            message: request.message,
+            expires_at: new Date(now.getTime() + challengeTtlMs).toISOString(),
+            link_expires_at: new Date(now.getTime() + LIVE_LINK_TTL_MS).toISOString(),
+            refusals: 0,
+            state: "open",
+            created_at: now.toISOString(),
+            updated_at: now.toISOString(),
+          };
+          await store.challenges.insert(challenge, randomToken(32));
+          this.challengeId = challenge.id;
+          const answer = await this.parts.inbox.answerAtHand(this.action, challenge);
+          if (answer !== undefined) {
+            await lifecycle.answered(this.action.id, "inbox");
+            return answer;
+          }
         }
         if (!(await lifecycle.move(this.action.id, ["running"], "needs_input", {}, this.fence))) throw new ActionFailure("browser_error", "The action ended while pausing.");
+        return undefined;
       }),
     );
     this.refusal = undefined;
     signal.throwIfAborted();
+    if (atHand !== undefined) return atHand;
     const answer = new Promise<string | undefined>((resolve, reject) => {
       const onAbort = (): void => reject(signal.reason);
       signal.addEventListener("abort", onAbort, { once: true });
@@ -164,7 +187,7 @@ export class Run {
    * inbox can receive, and otherwise ends, the account needing a person to sign in.
    */
   async #checkWaits(request: ChallengeRequest): Promise<number> {
-    if (await this.parts.inboxMayAnswer(this.action.account_id, request.kind)) return CHECK_INBOX_WAIT_MS;
+    if (await this.parts.inbox.mayAnswer(this.action.account_id, request.kind)) return CHECK_INBOX_WAIT_MS;
     throw new ActionFailure("signed_out", `The session ended and signing in again needs a person: the platform asks for ${KIND_WORDS[request.kind]} ("${request.message}").`);
   }
 

@@ -7,7 +7,7 @@ import { Lease } from "./lease.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
 import { expireDeadLocalRunners, recoverOrphans } from "./recovery.js";
-import { Run, commitNote, type RunParts } from "./run.js";
+import { NO_INBOX, Run, commitNote, type RunParts } from "./run.js";
 
 export interface RunnerOptions {
   lifecycle: Lifecycle;
@@ -31,8 +31,8 @@ export interface RunnerOptions {
   internalUrl: () => string;
   /** Called on every heartbeat, after recovery (e.g. settling a dead process's requests). */
   onHeartbeat?: () => void;
-  /** Whether the account's inbox may receive what a challenge asks (health checks wait only for that). */
-  inboxMayAnswer?: RunParts["inboxMayAnswer"];
+  /** The accounts' inboxes (DESIGN §15); none: nothing arrives by itself. */
+  inbox?: RunParts["inbox"];
 }
 
 /** When the queue could not be read or claimed (a locked database), it is tried again this soon. */
@@ -250,8 +250,8 @@ export class Runner {
 
   #start(action: ActionRecord): void {
     const { lifecycle, executor, logger, challengeTtlMs } = this.options;
-    const inboxMayAnswer = this.options.inboxMayAnswer ?? (() => Promise.resolve(false));
-    const run = new Run(action, { lifecycle, executor, logger, challengeTtlMs, inboxMayAnswer, leaseHolds: (runnerId) => this.#lease.holds(runnerId), paused: () => this.pump() });
+    const inbox = this.options.inbox ?? NO_INBOX;
+    const run = new Run(action, { lifecycle, executor, logger, challengeTtlMs, inbox, leaseHolds: (runnerId) => this.#lease.holds(runnerId), paused: () => this.pump() });
     this.#runs.set(action.id, run);
     run.done = run
       .execute()

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { CHANNEL_OF, INBOX_CHANNELS, MESSAGE_ANSWERS_WITHIN_MS, MESSAGE_KEPT_MS, findInMessage, type InboxChannel, type MessageSource } from "../../domain/inbox.js";
 import type { Principal } from "../../domain/keys.js";
 import type { ChallengeKind } from "../../domain/challenges.js";
-import type { AccountRecord, ActionRecord, InboxMessageRecord } from "../../store/records.js";
+import type { OpenedMessage } from "../../store/index.js";
+import type { AccountRecord, ActionRecord, ChallengeRecord, InboxMessageRecord } from "../../store/records.js";
 import { allows, requirePermission, visibleAccount } from "../access/index.js";
 import { recordAnswer } from "../actions.js";
 import type { EngineCore } from "../core.js";
@@ -147,19 +148,29 @@ export class Inbox {
     return undefined;
   }
 
+  /**
+   * The answer a message already received gives `challenge`, just opened by the action's run (in
+   * its transaction): the message is used and the challenge recorded as answered by the inbox, so
+   * the run types it without pausing at needs_input (DESIGN §15). Undefined when no message has one.
+   */
+  async answerAtHand(action: ActionRecord, challenge: ChallengeRecord): Promise<string | undefined> {
+    const { store } = this.core;
+    for (const { message, answer } of await this.#answers(action, challenge)) {
+      if (!(await store.inbox.use(message.id, action.id))) continue;
+      await store.challenges.update(challenge.id, { state: "answered", answered_by: "inbox", inbox_after: message.received_at }, this.core.lifecycle.now());
+      store.afterCommit(() => this.#logAnswered(action, challenge, message));
+      return answer;
+    }
+    return undefined;
+  }
+
   /** The id of the message that answered the action's open challenge, if one did. */
   async #answer(action: ActionRecord): Promise<string | undefined> {
     const { store } = this.core;
     const challenge = await store.challenges.latestOf(action.id);
-    const channel = challenge && CHANNEL_OF[challenge.kind];
-    if (!challenge || challenge.state !== "open" || !channel) return undefined;
-    const patterns = this.core.platforms.find((platform) => platform.name === action.platform)?.inbox;
-    const now = this.core.lifecycle.now();
-    const after = challenge.inbox_after ?? new Date(Date.parse(challenge.created_at) - MESSAGE_ANSWERS_WITHIN_MS).toISOString();
-    for (const message of await store.inbox.unused(action.account_id, channel, after, now)) {
-      const found = findInMessage(message.text, patterns);
-      if (!found) continue;
-      const answer = "link" in found ? found.link : found.code;
+    if (!challenge || challenge.state !== "open") return undefined;
+    for (const { message, answer } of await this.#answers(action, challenge)) {
+      const now = this.core.lifecycle.now();
       // One transaction: the message is used only if its answer is recorded, and answers one challenge once.
       const answered = await store.transaction(async () => {
         if (!(await store.inbox.use(message.id, action.id))) return false;
@@ -172,11 +183,33 @@ export class Inbox {
         throw error;
       });
       if (!answered) return undefined;
-      this.core.logger.info({ action_id: action.id, message_id: message.id, channel }, "answered a challenge from the inbox");
+      this.#logAnswered(action, challenge, message);
       await this.core.runner.deliver(action.id);
       return message.id;
     }
     return undefined;
+  }
+
+  /**
+   * The unused messages of the challenge's channel that may answer it (received at most ten
+   * minutes before it began, or after the answer it refused), newest first, each with the code or
+   * link found in it; those in which nothing is found are left out.
+   */
+  async #answers(action: ActionRecord, challenge: ChallengeRecord): Promise<{ message: OpenedMessage; answer: string }[]> {
+    const channel = CHANNEL_OF[challenge.kind];
+    if (!channel) return [];
+    const patterns = this.core.platforms.find((platform) => platform.name === action.platform)?.inbox;
+    const after = challenge.inbox_after ?? new Date(Date.parse(challenge.created_at) - MESSAGE_ANSWERS_WITHIN_MS).toISOString();
+    const found = [];
+    for (const message of await this.core.store.inbox.unused(action.account_id, channel, after, this.core.lifecycle.now())) {
+      const answer = findInMessage(message.text, patterns);
+      if (answer) found.push({ message, answer: "link" in answer ? answer.link : answer.code });
+    }
+    return found;
+  }
+
+  #logAnswered(action: ActionRecord, challenge: ChallengeRecord, message: OpenedMessage): void {
+    this.core.logger.info({ action_id: action.id, message_id: message.id, channel: CHANNEL_OF[challenge.kind] }, "answered a challenge from the inbox");
   }
 }
 

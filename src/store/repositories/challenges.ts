@@ -104,7 +104,7 @@ export class ChallengeRepository {
     return rows.map((row) => row.id);
   }
 
-  async update(id: string, changes: { state?: ChallengeState; message?: string; refusals?: number; inbox_after?: string }, now: string): Promise<void> {
+  async update(id: string, changes: { state?: ChallengeState; message?: string; refusals?: number; inbox_after?: string; answered_by?: AnsweredBy }, now: string): Promise<void> {
     await this.q.db
       .updateTable("challenges")
       .set({
@@ -115,6 +115,7 @@ export class ChallengeRepository {
         ...(changes.message !== undefined ? { message: changes.message } : {}),
         ...(changes.refusals !== undefined ? { refusals: changes.refusals } : {}),
         ...(changes.inbox_after !== undefined ? { inbox_after: changes.inbox_after } : {}),
+        ...(changes.answered_by !== undefined ? { answered_by: changes.answered_by } : {}),
       })
       .where("id", "=", id)
       .execute();
