@@ -43,12 +43,13 @@ describe("Ghost and the inbox", () => {
       answered_by: "inbox",
       result: { signed_in: true, profile: { handle: ghost.owner.email } },
     });
-    // It was a new device: Ghost asked for a code, and the pause lasted only until the mail came.
+    // It was a new device: Ghost asked for a code, which the inbox answered — as the challenge opened
+    // when the mail was already there, else after a pause that lasted only until the mail came.
+    expect(await live.server.service.store.challenges.latestOf(actionId)).toMatchObject({ kind: "email_code", answered_by: "inbox" });
     const history = live.history(actionId);
     const paused = history.findIndex(({ status }) => status === "needs_input");
-    expect(paused, JSON.stringify(history)).toBeGreaterThanOrEqual(0);
-    const pausedMs = history[paused + 1]!.at - history[paused]!.at;
-    console.info(`Ghost sign-in through the inbox: ${tookMs} ms in all, of which ${pausedMs} ms at email_code`);
+    const waited = paused >= 0 ? `${history[paused + 1]!.at - history[paused]!.at} ms at email_code` : "no pause (the mail was there as the challenge opened)";
+    console.info(`Ghost sign-in through the inbox: ${tookMs} ms in all, ${waited}`);
 
     const messages = await live.api("GET", `/v1/accounts/${accountId}/messages`);
     expect(messages.status).toBe(200);
