@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Route } from "./route.js";
+import { errorResponses } from "./routes/common.js";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -14,6 +15,14 @@ export function buildOpenApi(routes: readonly Route[]): JsonSchema {
     Object.assign(components, $defs ?? {});
     return rest;
   };
+
+  const responsesOf = (responses: Route["responses"]): JsonSchema =>
+    Object.fromEntries(
+      Object.entries(responses).map(([status, response]) => [
+        status,
+        { description: response.description, ...(response.schema ? { content: { "application/json": { schema: toSchema(response.schema, "output") } } } : {}) },
+      ]),
+    );
 
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
@@ -35,12 +44,6 @@ export function buildOpenApi(routes: readonly Route[]): JsonSchema {
       }
     }
     for (const header of route.headers ?? []) parameters.push({ name: header.name, in: "header", required: false, description: header.description, schema: { type: "string" } });
-    const responses = Object.fromEntries(
-      Object.entries(route.responses).map(([status, response]) => [
-        status,
-        { description: response.description, ...(response.schema ? { content: { "application/json": { schema: toSchema(response.schema, "output") } } } : {}) },
-      ]),
-    );
     (paths[route.path] ??= {})[route.method] = {
       operationId: `${route.method}${route.path.replace(/\{(\w+)\}/g, "By_$1").replace(/[^A-Za-z0-9]+(\w)/g, (_m, c: string) => c.toUpperCase())}`,
       summary: route.summary,
@@ -49,9 +52,23 @@ export function buildOpenApi(routes: readonly Route[]): JsonSchema {
       security: [{ bearer: [] }],
       ...(parameters.length ? { parameters } : {}),
       ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: toSchema(route.body as z.ZodType, "input") } } } } : {}),
-      responses,
+      responses: responsesOf(route.responses),
     };
   }
+  paths["/metrics"] = {
+    get: {
+      operationId: "getMetrics",
+      summary: "This coordinator's metrics, in Prometheus text format.",
+      description:
+        "Outside `/v1`, where scrapers look for it. For an admin key, or the token set in `ACTION_SERVICE_METRICS_TOKEN` as the bearer token; under the per-key rate limit. Each coordinator serves its own: scrape every one.",
+      tags: ["metrics"],
+      security: [{ bearer: [] }],
+      responses: {
+        200: { description: "The metrics (text exposition format 0.0.4).", content: { "text/plain": { schema: { type: "string" } } } },
+        ...responsesOf(errorResponses(401, 403, 429)),
+      },
+    },
+  };
   return {
     openapi: "3.1.0",
     info: {
