@@ -89,9 +89,12 @@ export class ActionWatch {
       this.series.waitSeconds.observe({ platform: action.platform, type: action.type }, Math.max(0, seen.startedAt - queuedAt) / 1000);
     } else if (before?.status === "needs_input" || (before === undefined && action.runner_id !== this.sources.runnerId())) {
       void this.#countAnswer(action.id);
-    } else if (!changed && action.answered_by === "totp" && !(before?.answeredBy === "totp" && before.updatedAt === action.updated_at)) {
-      // The only change that keeps the status: a TOTP step claimed (told twice, the same record is counted once).
-      this.series.answers.inc({ kind: TOTP_KIND, answered_by: "totp" });
+    } else if (!changed && action.answered_by !== undefined && !(before?.answeredBy === action.answered_by && before.updatedAt === action.updated_at)) {
+      // The only changes that keep the status: the run answered a challenge itself (told twice, the
+      // same record is counted once) — a TOTP step claimed, or a code the inbox already held, used
+      // as its challenge opened (which never paused, so the challenge is counted here too).
+      if (action.answered_by === "totp") this.series.answers.inc({ kind: TOTP_KIND, answered_by: "totp" });
+      else void this.#countChallenge(action.id, seen).then(() => this.#countAnswer(action.id));
     }
   }
 

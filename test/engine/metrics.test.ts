@@ -126,6 +126,20 @@ describe("metrics of one coordinator", () => {
     expect(scraped.value("action_service_challenges_total")).toBe(0);
   });
 
+  it("count a code the inbox already held as a challenge and an answer by inbox, though the action never paused", async () => {
+    const executor = new ScriptedExecutor().on("connect", async (context) => ({ code: await context.challenge({ kind: "email_code", message: "We emailed a code." }) }));
+    const { h, scrape } = await coordinator(executor);
+    const accountId = await account(h);
+    expect((await h.request("POST", `/v1/accounts/${accountId}/messages`, { body: { channel: "email", text: "Your verification code is 246810" } })).status).toBe(202);
+    const connect = await create(h, accountId, "connect", 5);
+    expect(connect).toMatchObject({ status: "succeeded", result: { code: "246810" }, answered_by: "inbox" });
+    const scraped = await scrape();
+    expect(scraped.value("action_service_challenges_total", { kind: "email_code" })).toBe(1);
+    expect(scraped.value("action_service_challenge_answers_total", { kind: "email_code", answered_by: "inbox" })).toBe(1);
+    expect(scraped.value("action_service_actions_total", { type: "connect", status: "needs_input" })).toBe(0);
+    expect(scraped.value("action_service_actions_total", { type: "connect", status: "running" })).toBe(1);
+  });
+
   it("count health checks by outcome, never as actions, and leave queued checks out of the queue's depth", async () => {
     const hold = gate();
     const executor = new ScriptedExecutor().on("post", async () => {
