@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ActionFailure } from "../../src/domain/errors.js";
+import { FakeClock } from "../helpers/clock.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { SCRIPTED_PLATFORM, ScriptedExecutor, eventually } from "../helpers/scripted-executor.js";
 
@@ -134,4 +135,27 @@ describe("pacing", () => {
     await h.request("PATCH", `/v1/accounts/${alice}`, { body: { pace: { post: { min_gap_seconds: null } } } });
     expect((await ended(h, second)).status).toBe("succeeded");
   });
+
+  it("a paced action starts once its not_before has come, woken by its own timer (the heartbeat here a minute apart)", async () => {
+    const h = (harness = await createHarness({
+      executor: new ScriptedExecutor(),
+      clock: new WallClock(),
+      engine: { random: () => 0.5, platforms: [SCRIPTED_PLATFORM], runner: { heartbeatMs: 60_000 } },
+    }));
+    const alice = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "alice", password: "pw-123456" } })).json.id as string;
+    expect((await h.request("PATCH", `/v1/accounts/${alice}`, { body: { pace: { post: { min_gap_seconds: 1 } } } })).status).toBe(200);
+    expect((await ended(h, await post(h, alice, "one"))).status).toBe("succeeded");
+    const second = await post(h, alice, "two");
+    const { not_before: notBefore } = await deferred(h, second);
+    // Well before the heartbeat (60 s), with room for a loaded machine.
+    const done = await eventually(async () => (await statusOf(h, second)).status === "succeeded" && statusOf(h, second), 20_000);
+    expect(Date.parse(done.finished_at)).toBeGreaterThanOrEqual(Date.parse(notBefore));
+  });
 });
+
+/** The engine's clock at real time: a wake-up timer is a real timer. */
+class WallClock extends FakeClock {
+  override now(): Date {
+    return new Date();
+  }
+}

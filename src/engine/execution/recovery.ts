@@ -3,6 +3,8 @@ import type { ActionRecord } from "../../store/records.js";
 import type { Clock } from "../clock.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
+import { retryWhileBusy } from "../../store/index.js";
+import { commitNote, type Run } from "./run.js";
 
 /** The message of an action recovered past its commit point. */
 export const INTERRUPTED_AFTER_COMMIT =
@@ -66,4 +68,35 @@ export async function recoverOrphans(lifecycle: Lifecycle, logger: Logger, lease
   }
   await store.runners.removeExpired(leaseNow());
   return recovered;
+}
+
+/**
+ * Hands back a stopping runner's runs: an action before its commit point goes back to the queue
+ * (another runner, or the next start, runs it again; a paused one asks afresh); past it, it may
+ * finish within `graceMs`, else fails saying the platform may already have done it. Resolves once
+ * every run has ended.
+ */
+export async function handBack(runs: readonly Run[], lifecycle: Lifecycle, logger: Logger, graceMs: number): Promise<void> {
+  await Promise.all(
+    runs.map(async (run) => {
+      const id = run.action.id;
+      const requeued = await retryWhileBusy(() => lifecycle.requeue(id, ["running", "needs_input"], run.fence), { giveUpAfterMs: 5_000 }).catch(() => false);
+      if (!requeued) {
+        const finished = await Promise.race([run.done.then(() => true), sleep(graceMs).then(() => false)]);
+        if (!finished) {
+          const message = `Interrupted: the service stopped while the action was running. ${await commitNote(lifecycle.store, id)}`;
+          await retryWhileBusy(() => lifecycle.finish(id, { status: "failed", code: "browser_error", message }, run.fence), { giveUpAfterMs: 5_000 }).catch((error: unknown) =>
+            logger.error({ err: error, action_id: id }, "could not record the interrupted action"),
+          );
+        }
+      }
+      run.controller.abort(new Error("service stopping"));
+    }),
+  );
+  await Promise.allSettled(runs.map((run) => run.done));
+}
+
+/** A wait that keeps no process alive. */
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -6,8 +6,9 @@ import type { ActionExecutor } from "./executor.js";
 import { Lease } from "./lease.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
-import { expireDeadLocalRunners, recoverOrphans } from "./recovery.js";
-import { NO_INBOX, Run, commitNote, type RunParts } from "./run.js";
+import { expireDeadLocalRunners, handBack, recoverOrphans } from "./recovery.js";
+import { NO_INBOX, Run, type RunParts } from "./run.js";
+import { PacedWakeUp } from "./wake-up.js";
 
 export interface RunnerOptions {
   lifecycle: Lifecycle;
@@ -37,9 +38,6 @@ export interface RunnerOptions {
 
 /** When the queue could not be read or claimed (a locked database), it is tried again this soon. */
 const PUMP_RETRY_MS = 250;
-/** setTimeout's longest delay (about 24.8 days); a later wake-up is set again when this one fires. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
  * Claims queued actions (one per account, up to `maxConcurrent` doing browser work), runs
  * them through the executor and turns what the executor reports into status changes. The
@@ -62,8 +60,7 @@ export class Runner {
   #pumping: Promise<void> | undefined;
   #pumpAgain = false;
   #pumpRetry: NodeJS.Timeout | undefined;
-  /** Wakes the queue when the earliest paced action may start (the heartbeat is the backstop). */
-  #wake: { timer: NodeJS.Timeout; at: number } | undefined;
+  readonly #wakeUp: PacedWakeUp;
 
   constructor(private readonly options: RunnerOptions) {
     this.#lease = new Lease({
@@ -76,6 +73,7 @@ export class Runner {
       internalUrl: options.internalUrl,
       onLost: (lostId) => this.#forsake(lostId),
     });
+    this.#wakeUp = new PacedWakeUp(options.lifecycle, () => this.pump());
   }
 
   /** This runner's id in the store (a new one after it lost its lease). */
@@ -142,7 +140,7 @@ export class Runner {
     await this.#recover();
     // A backstop for a wake-up that never came (a dropped notification connection).
     await this.#sync();
-    await this.#wakeForPaced();
+    await this.#wakeUp.set();
     this.pump();
   }
 
@@ -224,23 +222,7 @@ export class Runner {
     const { taken, deferred } = await lifecycle.claim(runnerId, { limit: free, skipAccounts: busyHere, holds: () => this.#lease.holds(runnerId) });
     for (const action of taken) this.#start(action);
     // Not at every pump (each commit anywhere wakes one): when this claim deferred, and at each heartbeat for others' deferrals.
-    if (deferred) await this.#wakeForPaced();
-  }
-
-  /** Sets a timer for the earliest `not_before` of the queue (DESIGN §16), unless one wakes sooner. */
-  async #wakeForPaced(): Promise<void> {
-    const { lifecycle } = this.options;
-    const next = await lifecycle.store.actions.nextNotBefore(lifecycle.now());
-    if (next === undefined || this.#stopped) return;
-    const at = Date.parse(next);
-    if (this.#wake && this.#wake.at <= at) return;
-    clearTimeout(this.#wake?.timer);
-    const timer = setTimeout(() => {
-      this.#wake = undefined;
-      this.pump();
-    }, Math.min(MAX_TIMER_MS, Math.max(0, at - lifecycle.clock.now().getTime())));
-    timer.unref();
-    this.#wake = { timer, at };
+    if (deferred) await this.#wakeUp.set();
   }
 
   #accountRunning(accountId: string): boolean {
@@ -298,42 +280,15 @@ export class Runner {
     if (this.#heldAccounts.delete(accountId)) this.pump();
   }
 
-  /**
-   * Stops taking actions and hands back the ones it holds: before their commit point they go
-   * back to the queue (another runner, or the next start, runs them again; a paused one asks
-   * afresh); past it they may finish for a short grace, else fail saying the platform may
-   * already have done it. Then the lease ends.
-   */
+  /** Stops taking actions, hands back the ones it holds (`handBack`: requeued, or a short grace to finish), then ends its lease. */
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const timer of this.#timers) clearInterval(timer);
     this.#stopWatching?.();
     clearTimeout(this.#pumpRetry);
-    clearTimeout(this.#wake?.timer);
+    this.#wakeUp.stop();
     await this.#pumping;
-    const { lifecycle, logger } = this.options;
-    const runs = [...this.#runs.values()];
-    await Promise.all(
-      runs.map(async (run) => {
-        const id = run.action.id;
-        const requeued = await retryWhileBusy(() => lifecycle.requeue(id, ["running", "needs_input"], run.fence), { giveUpAfterMs: 5_000 }).catch(() => false);
-        if (!requeued) {
-          const finished = await Promise.race([run.done.then(() => true), sleep(this.options.stopGraceMs ?? 10_000).then(() => false)]);
-          if (!finished) {
-            const message = `Interrupted: the service stopped while the action was running. ${await commitNote(lifecycle.store, id)}`;
-            await retryWhileBusy(() => lifecycle.finish(id, { status: "failed", code: "browser_error", message }, run.fence), { giveUpAfterMs: 5_000 }).catch((error: unknown) =>
-              logger.error({ err: error, action_id: id }, "could not record the interrupted action"),
-            );
-          }
-        }
-        run.controller.abort(new Error("service stopping"));
-      }),
-    );
-    await Promise.allSettled(runs.map((run) => run.done));
+    await handBack([...this.#runs.values()], this.options.lifecycle, this.options.logger, this.options.stopGraceMs ?? 10_000);
     if (this.#started) await retryWhileBusy(() => this.#lease.end(), { giveUpAfterMs: 5_000 }).catch(() => undefined);
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
