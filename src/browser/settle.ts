@@ -38,9 +38,15 @@ export async function settle<K extends string>(
   const any = either([...named.map(([, locator]) => locator), ...(failing ? [failing] : [])])!;
   const load = PageLoad.of(page);
   const started = performance.now();
+  // The first expected state showing with no failure beside it, in one look (one call, the usual
+  // case): an element of the page that holds a visible one of the first and no visible one of the
+  // failures. Otherwise every state is looked at (`showing`).
+  const first = named[0]!;
+  const firstAlone = failing ? page.locator(":root").filter({ has: first[1].filter({ visible: true }), hasNot: failing.filter({ visible: true }) }) : first[1];
   // A page just navigated to is looked at once it is parsed: looked at sooner, it shows nothing
   // yet and Playwright's next look comes 20, then 50 ms later.
   await page.waitForLoadState("domcontentloaded", { timeout: rule.pageTimeoutMs }).catch(() => undefined);
+  if (await firstAlone.first().isVisible()) return first[0];
   const now = await showing(named, detectors, failing);
   if (now !== undefined) return now;
   // One wait for any state, for as long as the page may still arrive and then settle; the loop below
