@@ -116,7 +116,7 @@ export async function signInWith(spec: SignInSpec, context: DriverContext): Prom
 /**
  * Ticks a "remember this device" box the page shows, if it is not ticked yet: the box's own click
  * (its input and change events, as a person's tick sends), in one look at the page — Playwright's
- * `check()` takes ≈ 4 (state, scroll, stable frames, state again).
+ * `check()` takes about four (state, scroll, stable frames and click, state again).
  */
 async function tickRemember(box: Locator | undefined): Promise<void> {
   await box?.evaluateAll((found) => {
@@ -173,7 +173,7 @@ async function answerChallenge(spec: SignInSpec, context: DriverContext, challen
   // A refused answer asks again on the same page (its refusal beside the field, which may look like a refused sign-in).
   for (;;) {
     const answering = context.challenge({ kind: challenge.kind, message, resolvedOnPage: leftChallenge(spec, context, challenge) });
-    const answer = await tickingWhileWaiting(answering, challenge.remember?.(page));
+    const answer = await tickingWhileWaiting(answering, challenge.remember?.(page), context.signal);
     if (answer === undefined) return;
     if ((await submitAnswer(spec, context, challenge, answer)) === "moved") return;
     await context.refuseAnswer(await alertText(spec, page));
@@ -190,18 +190,13 @@ const TICK_WHILE_WAITING_AFTER_MS = 100;
  * tick costs it ≈ 50 ms here. Ticking while waiting is best effort: the page may be moving on under
  * the person's hand.
  */
-async function tickingWhileWaiting(answering: Promise<string | undefined>, box: Locator | undefined): Promise<string | undefined> {
+async function tickingWhileWaiting(answering: Promise<string | undefined>, box: Locator | undefined, signal: AbortSignal): Promise<string | undefined> {
   if (!box) return answering;
   const waiting = Symbol("waiting");
-  const first = await Promise.race([answering, delay(TICK_WHILE_WAITING_AFTER_MS).then(() => waiting)]);
+  const first = await Promise.race([answering, sleep(TICK_WHILE_WAITING_AFTER_MS, signal).then(() => waiting)]);
   if (first !== waiting) return first as string | undefined;
   await tickRemember(box).catch(() => undefined);
   return answering;
-}
-
-/** A wait that keeps no process alive. */
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /**
