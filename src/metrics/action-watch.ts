@@ -88,13 +88,13 @@ export class ActionWatch {
       const queuedAt = before?.queuedAt ?? Date.parse(action.created_at);
       this.series.waitSeconds.observe({ platform: action.platform, type: action.type }, Math.max(0, seen.startedAt - queuedAt) / 1000);
     } else if (before?.status === "needs_input" || (before === undefined && action.runner_id !== this.sources.runnerId())) {
-      void this.#countAnswer(action.id);
+      void this.#latestChallenge(action.id).then((challenge) => this.#countAnswer(challenge));
     } else if (!changed && action.answered_by !== undefined && !(before?.answeredBy === action.answered_by && before.updatedAt === action.updated_at)) {
       // The only changes that keep the status: the run answered a challenge itself (told twice, the
       // same record is counted once) — a TOTP step claimed, or a code the inbox already held, used
       // as its challenge opened (which never paused, so the challenge is counted here too).
       if (action.answered_by === "totp") this.series.answers.inc({ kind: TOTP_KIND, answered_by: "totp" });
-      else void this.#countChallenge(action.id, seen).then(() => this.#countAnswer(action.id));
+      else void this.#countChallenge(action.id, seen).then((challenge) => this.#countAnswer(challenge));
     }
   }
 
@@ -110,16 +110,18 @@ export class ActionWatch {
     this.series.runSeconds.observe({ platform: action.platform, type: action.type, status: action.status }, Math.max(0, endedAt - seen.startedAt) / 1000);
   }
 
-  async #countChallenge(actionId: string, seen: Seen): Promise<void> {
+  /** Counts the action's latest challenge once, and returns it (its answer may be counted from the same read). */
+  async #countChallenge(actionId: string, seen: Seen): Promise<ChallengeRecord | undefined> {
     const challenge = await this.#latestChallenge(actionId);
-    if (!challenge || challenge.id === seen.challengeId) return;
-    seen.challengeId = challenge.id;
-    this.series.challenges.inc({ kind: challenge.kind });
+    if (challenge && challenge.id !== seen.challengeId) {
+      seen.challengeId = challenge.id;
+      this.series.challenges.inc({ kind: challenge.kind });
+    }
+    return challenge;
   }
 
   /** An answer moved the action on: recorded on its challenge, else the page moved by itself (a person approved or solved it). */
-  async #countAnswer(actionId: string): Promise<void> {
-    const challenge = await this.#latestChallenge(actionId);
+  #countAnswer(challenge: ChallengeRecord | undefined): void {
     if (challenge) this.series.answers.inc({ kind: challenge.kind, answered_by: challenge.answered_by ?? "person" });
   }
 
