@@ -131,9 +131,9 @@ export class Store {
     return Number(row?.version ?? 0);
   }
 
-  /** Runs `callback` once what this context writes has committed (at once outside a transaction). */
-  afterCommit(callback: () => void): void {
-    this.#queries.afterCommit(callback);
+  /** Runs `callback` once what this context writes has committed (at once outside a transaction), else `rolledBack`. */
+  afterCommit(callback: () => void, rolledBack?: () => void): void {
+    this.#queries.afterCommit(callback, rolledBack);
   }
 
   /** Runs `work` outside any transaction of this context: what it starts does not join one. */

@@ -8,8 +8,8 @@ interface Scope {
   /** False once the transaction has ended: work that outlived it (a timer set inside) uses the database again. */
   open: boolean;
   savepoints: number;
-  /** What to do once the outermost transaction has committed (dropped if it rolls back). */
-  afterCommit: (() => void)[];
+  /** What to do once the outermost transaction has committed, each with what to do instead if it does not. */
+  afterCommit: { committed: () => void; rolledBack?: () => void }[];
 }
 
 /**
@@ -40,9 +40,11 @@ export class Queries {
     const scope = this.#scope.getStore();
     if (scope?.open) return this.#savepoint(scope, work);
     let committed: Scope | undefined;
+    const attempts: Scope[] = [];
     const result = this.adapter.transaction(async (db) => {
-      // A new scope per attempt: what a failed attempt asked to do after commit is forgotten with it.
+      // A new scope per attempt: what a failed attempt asked to do after commit is undone with it.
       const opened: Scope = { db, open: true, savepoints: 0, afterCommit: [] };
+      attempts.push(opened);
       try {
         const value = await this.#scope.run(opened, work);
         committed = opened;
@@ -51,21 +53,36 @@ export class Queries {
         opened.open = false;
       }
     }, options);
-    return result.then((value) => {
-      for (const callback of committed?.afterCommit ?? []) this.outside(callback);
-      return value;
-    });
+    return result.then(
+      (value) => {
+        for (const attempt of attempts) this.#ended(attempt.afterCommit, attempt === committed);
+        return value;
+      },
+      (error: unknown) => {
+        for (const attempt of attempts) this.#ended(attempt.afterCommit, false);
+        throw error;
+      },
+    );
   }
 
   /**
    * Runs `callback` once what this context writes is committed: at once outside a transaction,
-   * else after the outermost one commits (never, if it rolls back). Listeners told of a change
-   * then read it from any connection, on any machine.
+   * else after the outermost one commits. Listeners told of a change then read it from any
+   * connection, on any machine. If it rolls back (or the savepoint it was asked in does),
+   * `rolledBack` runs instead.
    */
-  afterCommit(callback: () => void): void {
+  afterCommit(callback: () => void, rolledBack?: () => void): void {
     const scope = this.#scope.getStore();
-    if (scope?.open) scope.afterCommit.push(callback);
+    if (scope?.open) scope.afterCommit.push({ committed: callback, rolledBack });
     else this.outside(callback);
+  }
+
+  /** Runs what was asked for a transaction (or savepoint) that has ended, committed or not. */
+  #ended(callbacks: Scope["afterCommit"], committed: boolean): void {
+    for (const callback of callbacks) {
+      const run = committed ? callback.committed : callback.rolledBack;
+      if (run) this.outside(run);
+    }
   }
 
   /** Runs `work` outside any transaction of this context (what it starts does not join one). */
@@ -85,7 +102,7 @@ export class Queries {
     } catch (error) {
       await sql`ROLLBACK TO SAVEPOINT ${name}`.execute(scope.db);
       await sql`RELEASE SAVEPOINT ${name}`.execute(scope.db);
-      scope.afterCommit.length = callbacks;
+      this.#ended(scope.afterCommit.splice(callbacks), false);
       throw error;
     } finally {
       scope.savepoints--;

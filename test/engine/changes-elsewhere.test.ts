@@ -1,7 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ChangesElsewhere } from "../../src/engine/execution/index.js";
 import { silentLogger } from "../../src/engine/logger.js";
 import { createMcpServer } from "../../src/mcp/server.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
@@ -79,5 +80,27 @@ describe("status changes made by this process", () => {
     }
     for (const id of ids) expect((await h.engine.waitFor(id, 20)).status).toBe("succeeded");
     for (const id of ids) expect(seen.get(id), id).toEqual(["here queued", "here running", "here succeeded"]);
+  });
+
+  it("reach its listeners as its own when the change feed reads them before the commit's reply is back", async () => {
+    const h = await createHarness({ executor: new ScriptedExecutor().on("post", async () => ({ post_id: "p1" })) });
+    open.push(h);
+    const seen: string[] = [];
+    h.engine.core.lifecycle.events.on("change", (action, origin) => seen.push(`${origin} ${action.type} ${action.status}`));
+    const feed = new ChangesElsewhere(h.store, h.engine.core.lifecycle);
+    await feed.start();
+    // The database has committed; the reply is late (a slow network): the feed looks meanwhile.
+    const transaction = h.store.adapter.transaction.bind(h.store.adapter);
+    vi.spyOn(h.store.adapter, "transaction").mockImplementation(async (work, options) => {
+      const value = await transaction(work, options);
+      await feed.look();
+      return value;
+    });
+    const principal = (await h.engine.keys.authenticate(h.adminKey))!;
+    const account = await h.engine.accounts.create(principal, { platform: "sandbox", username: "late-replies", password: "pw" });
+    const action = await h.engine.createAction(principal, { account_id: account.id, type: "post", params: { text: "hi" } });
+    expect((await h.engine.waitFor(action.id, 20)).status).toBe("succeeded");
+    feed.stop();
+    expect(seen).toEqual(["here post queued", "here post running", "here post succeeded"]);
   });
 });

@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import type { PostgresAdapter, Store, StoreLocation } from "../../src/store/index.js";
+import { Sealer, openStore, type PostgresAdapter, type Store, type StoreLocation } from "../../src/store/index.js";
 
 /** Set by `npm run test:postgres` (scripts/postgres/test.mjs): the URL of the migrated template database. */
 const TEMPLATE_URL_ENV = "ACTION_SERVICE_TEST_DATABASE_URL";
@@ -19,6 +21,19 @@ export async function testStoreLocation(dir: string): Promise<StoreLocation> {
   const template = process.env[TEMPLATE_URL_ENV];
   if (!template) return { sqliteFile: join(dir, "action-service.db") };
   return { databaseUrl: await freshDatabase(template) };
+}
+
+/** A store of its own (a SQLite file in a new temporary dir, or a fresh PostgreSQL database) and how to close it and remove the dir. */
+export async function temporaryStore(prefix: string): Promise<{ store: Store; remove(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const store = await openStore(await testStoreLocation(dir), new Sealer(randomBytes(32)));
+  return {
+    store,
+    async remove() {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** The migrated template database of `npm run test:postgres` (an error under `npm test`). */

@@ -1,24 +1,18 @@
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { Sealer, openStore, type Store } from "../../src/store/index.js";
-import { testStoreLocation } from "../helpers/database.js";
+import type { Store } from "../../src/store/index.js";
+import { temporaryStore } from "../helpers/database.js";
 
-let dir: string;
-let store: Store | undefined;
+let opened: { remove(): Promise<void> } | undefined;
 
 afterEach(async () => {
-  await store?.close();
-  store = undefined;
-  rmSync(dir, { recursive: true, force: true });
+  await opened?.remove();
+  opened = undefined;
 });
 
 async function open(): Promise<Store> {
-  dir = mkdtempSync(join(tmpdir(), "action-service-statement-count-"));
-  store = await openStore(await testStoreLocation(dir), new Sealer(randomBytes(32)));
-  return store;
+  const temporary = await temporaryStore("action-service-statement-count-");
+  opened = temporary;
+  return temporary.store;
 }
 
 describe("the statement count", () => {

@@ -1,6 +1,6 @@
 import type { Store } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
-import type { Lifecycle } from "./lifecycle.js";
+import { changeKey, type Lifecycle } from "./lifecycle.js";
 
 /** Changes read per look; more wait for the next one. */
 const BATCH = 500;
@@ -19,7 +19,7 @@ export class ChangesElsewhere {
   #stopFeed: (() => void) | undefined;
   #looking: Promise<void> | undefined;
   #lookAgain = false;
-  /** Action id → the version last announced, here or from elsewhere (see `version`). */
+  /** Action id → the record last announced, here or from elsewhere (its `changeKey`). */
   readonly #announced = new Map<string, string>();
   readonly #onOwnChange = (action: ActionRecord): void => this.#remember(action);
 
@@ -31,7 +31,7 @@ export class ChangesElsewhere {
   async start(): Promise<void> {
     this.#lastSeq = await this.store.events.maxSeq();
     this.lifecycle.events.on("change", this.#onOwnChange);
-    this.#stopFeed = this.store.changes.on(() => this.look());
+    this.#stopFeed = this.store.changes.on(() => void this.look());
   }
 
   stop(): void {
@@ -39,11 +39,11 @@ export class ChangesElsewhere {
     this.lifecycle.events.off("change", this.#onOwnChange);
   }
 
-  /** Announces what other processes changed since the last look (one look at a time; once more if asked meanwhile). */
-  look(): void {
+  /** Announces what other processes changed since the last look (one look at a time; once more if asked meanwhile). Resolves when the look under way is done. */
+  look(): Promise<void> {
     if (this.#looking) {
       this.#lookAgain = true;
-      return;
+      return this.#looking;
     }
     this.#looking = this.#look()
       .catch(() => undefined) // A busy or closing database: the next look tries again from the same place.
@@ -51,9 +51,10 @@ export class ChangesElsewhere {
         this.#looking = undefined;
         if (this.#lookAgain) {
           this.#lookAgain = false;
-          this.look();
+          void this.look();
         }
       });
+    return this.#looking;
   }
 
   async #look(): Promise<void> {
@@ -63,7 +64,8 @@ export class ChangesElsewhere {
       this.#lastSeq = changed.at(-1)!.seq;
       for (const id of new Set(changed.map((change) => change.actionId))) {
         const action = await this.store.actions.get(id);
-        if (action && this.#announced.get(id) !== version(action)) this.lifecycle.events.emit("change", action, "elsewhere");
+        // This process's own change, read before its commit's reply came back, is announced as its own.
+        if (action && this.#announced.get(id) !== changeKey(action) && !this.lifecycle.isCommitting(action)) this.lifecycle.events.emit("change", action, "elsewhere");
       }
       if (changed.length < BATCH) return;
     }
@@ -71,16 +73,8 @@ export class ChangesElsewhere {
 
   #remember(action: ActionRecord): void {
     this.#announced.delete(action.id);
-    this.#announced.set(action.id, version(action));
+    this.#announced.set(action.id, changeKey(action));
     if (this.#announced.size > REMEMBERED) this.#announced.delete(this.#announced.keys().next().value!);
   }
 }
 
-/**
- * What tells two announcements of an action apart: its status with the time it was changed. The
- * time alone is not enough: two changes can carry the same millisecond (two machines, or one clock
- * that has not moved), and a wait would miss the second.
- */
-function version(action: ActionRecord): string {
-  return `${action.status}@${action.updated_at}`;
-}

@@ -35,6 +35,8 @@ const CHALLENGE_END: Record<Outcome["status"], ChallengeState> = { succeeded: "r
  */
 export class Lifecycle {
   readonly events = new EventEmitter<{ change: [action: ActionRecord, origin: ChangeOrigin] }>();
+  /** This process's changes written and not yet announced (`changeKey`): their commit is on its way. */
+  readonly #committing = new Set<string>();
 
   constructor(
     readonly store: Store,
@@ -51,7 +53,27 @@ export class Lifecycle {
 
   /** Tells listeners of this record of an action once what wrote it has committed (at once, outside a transaction). */
   announce(action: ActionRecord): void {
-    this.store.afterCommit(() => this.events.emit("change", action, "here"));
+    const key = changeKey(action);
+    this.#committing.add(key);
+    this.store.afterCommit(
+      () => {
+        try {
+          this.events.emit("change", action, "here");
+        } finally {
+          this.#committing.delete(key);
+        }
+      },
+      () => this.#committing.delete(key),
+    );
+  }
+
+  /**
+   * Whether this record of an action is a change this process wrote whose commit it has not yet
+   * announced: the database has it (another connection may read it) before the commit's reply
+   * reaches this process. The change feed leaves it to that announcement, not another's.
+   */
+  isCommitting(action: ActionRecord): boolean {
+    return this.#committing.has(changeKey(action));
   }
 
   /**
@@ -207,4 +229,13 @@ export class Lifecycle {
     });
     return finished;
   }
+}
+
+/**
+ * What tells two records of an action apart: its status with the time it was changed. The time
+ * alone is not enough: two changes can carry the same millisecond (two machines, or one clock that
+ * has not moved), and a wait would miss the second.
+ */
+export function changeKey(action: ActionRecord): string {
+  return `${action.status}@${action.updated_at}`;
 }
