@@ -39,6 +39,8 @@ export interface WatchSources {
  */
 export class ActionWatch {
   readonly #seen = new Map<string, Seen>();
+  /** Counts waiting on a read of the store (a challenge's kind). */
+  readonly #counting = new Set<Promise<void>>();
 
   constructor(
     private readonly series: ActionSeries,
@@ -81,21 +83,36 @@ export class ActionWatch {
   #countHere(action: ActionRecord, before: Seen | undefined, seen: Seen): void {
     const changed = before?.status !== action.status;
     if (changed) this.series.actions.inc({ platform: action.platform, type: action.type, status: action.status, ...(action.error_code ? { error_code: action.error_code } : {}) });
-    if (action.status === "needs_input" && changed) void this.#countChallenge(action.id, seen);
+    if (action.status === "needs_input" && changed) this.#track(this.#countChallenge(action.id, seen));
     if (action.status !== "running") return;
     if (this.#isClaim(action, before)) {
       seen.startedAt = Date.parse(action.updated_at);
       const queuedAt = before?.queuedAt ?? Date.parse(action.created_at);
       this.series.waitSeconds.observe({ platform: action.platform, type: action.type }, Math.max(0, seen.startedAt - queuedAt) / 1000);
     } else if (before?.status === "needs_input" || (before === undefined && action.runner_id !== this.sources.runnerId())) {
-      void this.#latestChallenge(action.id).then((challenge) => this.#countAnswer(challenge));
+      this.#track(this.#latestChallenge(action.id).then((challenge) => this.#countAnswer(challenge)));
     } else if (!changed && action.answered_by !== undefined && !(before?.answeredBy === action.answered_by && before.updatedAt === action.updated_at)) {
       // The only changes that keep the status: the run answered a challenge itself (told twice, the
       // same record is counted once) — a TOTP step claimed, or a code the inbox already held, used
       // as its challenge opened (which never paused, so the challenge is counted here too).
       if (action.answered_by === "totp") this.series.answers.inc({ kind: TOTP_KIND, answered_by: "totp" });
-      else void this.#countChallenge(action.id, seen).then((challenge) => this.#countAnswer(challenge));
+      else this.#track(this.#countChallenge(action.id, seen).then((challenge) => this.#countAnswer(challenge)));
     }
+  }
+
+  /** Resolves once the counts under way have been made (a scrape then shows every change told so far). */
+  async settled(): Promise<void> {
+    await Promise.all(this.#counting);
+  }
+
+  /** Keeps a count under way until it is made (a count that failed is lost, never the process). */
+  #track(counting: Promise<unknown>): void {
+    const made = counting.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#counting.add(made);
+    void made.then(() => this.#counting.delete(made));
   }
 
   /** A start: running under this runner with a lease number not seen before (an answer keeps the lease). */

@@ -23,14 +23,15 @@ export interface MetricsOptions {
  */
 export class ServiceMetrics {
   readonly #registry = new Registry();
+  readonly #watch: ActionWatch;
   readonly #stopWatching: () => void;
 
   constructor(private readonly options: MetricsOptions) {
     const { core } = options.engine;
-    const watch = new ActionWatch(new ActionSeries(this.#registry), {
+    const watch = (this.#watch = new ActionWatch(new ActionSeries(this.#registry), {
       runnerId: () => core.runner.runnerId,
       latestChallenge: (actionId) => core.store.challenges.latestOf(actionId),
-    });
+    }));
     const onChange = (action: ActionRecord, origin: ChangeOrigin): void => {
       // A listener's throw would reach the code that committed the change: metrics never break an action.
       try {
@@ -55,8 +56,9 @@ export class ServiceMetrics {
     return this.#registry.contentType;
   }
 
-  /** Every series as Prometheus text, the gauges read now. */
+  /** Every series as Prometheus text, the gauges read now, every change told before the scrape counted. */
   async render(): Promise<string> {
+    await this.#watch.settled();
     this.#registry.setDefaultLabels({ coordinator: this.options.coordinator() });
     return this.#registry.metrics();
   }

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ActionFailure } from "../../src/domain/errors.js";
 import { CHECK_TYPE } from "../../src/domain/health.js";
 import { silentLogger } from "../../src/engine/logger.js";
@@ -113,6 +113,34 @@ describe("metrics of one coordinator", () => {
     expect(answered.value("action_service_challenges_total")).toBe(1);
     expect(answered.value("action_service_queued_actions")).toBe(0);
     expect(answered.value("action_service_paused_pages")).toBe(0);
+  });
+
+  it("count a challenge whose kind is still being read when scraped: the scrape waits for it", async () => {
+    const executor = new ScriptedExecutor().on("connect", async (context) => ({ code: await context.challenge({ kind: "email_code", message: "We emailed a code." }) }));
+    const { h, scrape } = await coordinator(executor);
+    const accountId = await account(h);
+    // A busy database: the read the count makes as the action pauses (the first after the pause is
+    // told) comes back only once the scrape has begun.
+    const reply = gate();
+    let holdNext = false;
+    const held = vi.fn();
+    h.engine.core.lifecycle.events.prependListener("change", (action) => (holdNext ||= action.status === "needs_input"));
+    const latestOf = h.store.challenges.latestOf.bind(h.store.challenges);
+    vi.spyOn(h.store.challenges, "latestOf").mockImplementation(async (actionId) => {
+      const hold = holdNext;
+      holdNext = false;
+      const challenge = await latestOf(actionId);
+      if (hold) {
+        held();
+        await reply.promise;
+      }
+      return challenge;
+    });
+    expect((await create(h, accountId, "connect", 5)).status).toBe("needs_input");
+    await eventually(async () => held.mock.calls.length === 1);
+    const scraping = scrape();
+    setTimeout(reply.open, 50);
+    expect((await scraping).value("action_service_challenges_total", { kind: "email_code" })).toBe(1);
   });
 
   it("count a TOTP code from the stored secret as an answer by totp, not as another start", async () => {
