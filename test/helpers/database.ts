@@ -94,3 +94,22 @@ export async function copyAsLeftByACrash(store: Store, dir: string): Promise<Sto
   await store.close();
   return { databaseUrl: await freshDatabase(url) };
 }
+
+/** On PostgreSQL, what each session of the store's database is doing (for a report of a hang); "" on SQLite. */
+export async function describeSessions(store: Store): Promise<string> {
+  if (store.sqlite) return "";
+  const { url } = store.adapter as PostgresAdapter;
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => undefined);
+  try {
+    await client.connect();
+    const { rows } = await client.query(
+      "SELECT pid, state, wait_event_type, wait_event, now() - xact_start AS in_transaction, left(query, 200) AS query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    );
+    return rows.map((row) => `\n  ${JSON.stringify(row)}`).join("");
+  } catch (error) {
+    return `\n  (sessions not read: ${String(error)})`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -9,7 +9,7 @@ import type { KeyRole } from "../../src/domain/keys.js";
 import { Engine, type EngineOptions } from "../../src/engine/engine.js";
 import type { ActionExecutor } from "../../src/engine/execution/index.js";
 import { Sealer, Store, openStore, type StoreLocation } from "../../src/store/index.js";
-import { testStoreLocation } from "./database.js";
+import { describeSessions, testStoreLocation } from "./database.js";
 import { FakeClock } from "./clock.js";
 import { SCRIPTED_PLATFORM, ScriptedExecutor } from "./scripted-executor.js";
 
@@ -129,17 +129,33 @@ export async function createHarness(options: HarnessOptions = {}): Promise<Harne
       return (await engine.keys.issue({ role, accountIds, workspaceName: workspace })).key;
     },
     async stop() {
-      await engine.stop();
+      await closing("engine.stop()", engine.stop(), store);
       closed = true;
-      await store.close();
+      await closing("store.close()", store.close(), store);
     },
     async destroy() {
-      await engine.stop().catch(() => undefined);
-      if (!closed) await store.close();
+      await closing("engine.stop()", engine.stop(), store).catch(() => undefined);
+      if (!closed) await closing("store.close()", store.close(), store);
       closed = true;
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** How long a step of closing a harness runs before it is named on stderr. */
+const CLOSING_REPORT_MS = 30_000;
+
+/**
+ * Waits for one step of closing a harness. One still running after 30 s is named on stderr, with
+ * the database's sessions on PostgreSQL: a test that times out closing then says where it hung.
+ */
+async function closing<T>(step: string, work: Promise<T>, store: Store): Promise<T> {
+  const timer = setTimeout(() => void describeSessions(store).then((sessions) => process.stderr.write(`harness: ${step} still running after ${CLOSING_REPORT_MS / 1000} s${sessions}\n`)), CLOSING_REPORT_MS);
+  try {
+    return await work;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The JSON of a response body, or undefined when it is empty or not JSON. */
