@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ActionFailure } from "../../src/domain/errors.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { ScriptedExecutor, eventually, sleep } from "../helpers/scripted-executor.js";
@@ -162,6 +162,34 @@ describe("action lifecycle", () => {
     const finished = await h.request("POST", `/v1/actions/${blocker.json.id}/cancel`);
     expect(finished.status).toBe(409);
     expect((await h.store.actions.get(blocker.json.id))?.status).toBe("succeeded");
+  });
+
+  it("an action canceled while its run is being prepared never reaches the driver, and its run ends", async () => {
+    const driven = vi.fn();
+    // A driver that stops only when told to: one handed a signal already aborted would run on.
+    const executor = new ScriptedExecutor().on("post", (context) => {
+      driven();
+      return new Promise((_, reject) => context.signal.addEventListener("abort", () => reject(context.signal.reason), { once: true }));
+    });
+    const { h, accountId } = await setup(executor);
+    // The run reads the account's secrets before it drives the page: held there, the cancel comes first.
+    const preparing = gate();
+    const reading = gate();
+    const getSecret = h.store.accounts.getSecret.bind(h.store.accounts);
+    vi.spyOn(h.store.accounts, "getSecret").mockImplementation(async (id, name) => {
+      if (name === "password") {
+        reading.open();
+        await preparing.promise;
+      }
+      return getSecret(id, name);
+    });
+    const created = await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "never" } } });
+    await reading.promise;
+    expect((await h.request("POST", `/v1/actions/${created.json.id}/cancel`)).json.status).toBe("canceled");
+    preparing.open();
+    await eventually(async () => h.engine.core.runner.activeCount === 0);
+    expect(driven).not.toHaveBeenCalled();
+    expect((await h.store.actions.get(created.json.id))?.status).toBe("canceled");
   });
 
   it("runs one action at a time per account and different accounts in parallel", async () => {

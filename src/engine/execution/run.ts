@@ -78,7 +78,10 @@ export class Run {
         challenge: (request: ChallengeRequest) => this.#challenge(request),
         refuseAnswer: (message: string) => this.#refuse(message),
       };
-      const result = await executor.execute(await runContext(lifecycle, logger, this.action, hooks));
+      const context = await runContext(lifecycle, logger, this.action, hooks);
+      // Canceled (or handed back) while the run was being prepared: the driver is not started at all.
+      this.controller.signal.throwIfAborted();
+      const result = await executor.execute(context);
       this.controller.signal.throwIfAborted();
       outcome = { status: "succeeded", result };
     } catch (error) {
