@@ -63,6 +63,8 @@ export class BrowserExecutor implements ActionExecutor {
     const closePage = (): void => void page?.close().catch(() => undefined);
     execution.signal.addEventListener("abort", closePage, { once: true });
     try {
+      // Canceled while the context was being made: no page is opened, nothing is done.
+      execution.signal.throwIfAborted();
       if (probe && !fromHere && (await probeShowsAccount(context.request, probe))) {
         await this.#saveIfChanged(execution, context, saved);
         return { outcome: "connected" };
