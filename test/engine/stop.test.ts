@@ -1,3 +1,4 @@
+import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { ScriptedExecutor, eventually, sleep } from "../helpers/scripted-executor.js";
@@ -42,5 +43,22 @@ describe("a coordinator that stops", () => {
     const failed = await h.store.actions.get(stuck);
     expect(failed).toMatchObject({ status: "failed", error_code: "browser_error" });
     expect(failed!.error_message).toMatch(/^Interrupted: the service stopped while the action was running\. It stopped after the driver had begun the step that cannot be undone/);
+  });
+
+  it("does not wait past the grace for a run whose driver does not stop when told to, and says so in the log", async () => {
+    // A driver that hears no abort: its step never ends.
+    const executor = new ScriptedExecutor().on("post", () => new Promise(() => undefined));
+    const lines: { msg: string; action_id?: string }[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    h = await createHarness({ executor, engine: { runner: { stopGraceMs: 300 }, logger } });
+    const harness = h;
+    const id = (await h.request("POST", "/v1/actions", { body: { account_id: await account(h, "dave"), type: "post", params: { text: "deaf" } } })).json.id as string;
+    await eventually(async () => (await harness.store.actions.get(id))?.status === "running");
+
+    const stopped = await Promise.race([h.engine.stop().then(() => "stopped"), sleep(10_000).then(() => "still stopping")]);
+    expect(stopped).toBe("stopped");
+    // Before its commit point: back in the queue for the next start, as any run handed back.
+    expect(await h.store.actions.get(id)).toMatchObject({ status: "queued" });
+    expect(lines).toContainEqual(expect.objectContaining({ action_id: id, msg: "the action's run did not stop when told to; the service stopped without waiting for it" }));
   });
 });

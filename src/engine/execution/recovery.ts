@@ -74,7 +74,8 @@ export async function recoverOrphans(lifecycle: Lifecycle, logger: Logger, lease
  * Hands back a stopping runner's runs: an action before its commit point goes back to the queue
  * (another runner, or the next start, runs it again; a paused one asks afresh); past it, it may
  * finish within `graceMs`, else fails saying the platform may already have done it. Resolves once
- * every run has ended.
+ * every run has ended after its abort, or `graceMs` later: a driver that does not stop when told
+ * does not keep the service from stopping (it is logged).
  */
 export async function handBack(runs: readonly Run[], lifecycle: Lifecycle, logger: Logger, graceMs: number): Promise<void> {
   await Promise.all(
@@ -93,7 +94,10 @@ export async function handBack(runs: readonly Run[], lifecycle: Lifecycle, logge
       run.controller.abort(new Error("service stopping"));
     }),
   );
-  await Promise.allSettled(runs.map((run) => run.done));
+  const running = new Set(runs);
+  const ended = runs.map((run) => run.done.then(() => void running.delete(run), () => void running.delete(run)));
+  await Promise.race([Promise.all(ended), sleep(graceMs)]);
+  for (const run of running) logger.error({ action_id: run.action.id }, "the action's run did not stop when told to; the service stopped without waiting for it");
 }
 
 /** A wait that keeps no process alive. */
