@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Locator, Page } from "playwright";
 import { ActionFailure, PlatformTimeout } from "../domain/errors.js";
 import type { FailureDetector } from "../platforms/driver.js";
@@ -68,7 +69,7 @@ export async function settle<K extends string>(
     const arriving = load.arrivingSince;
     const until = arriving !== undefined ? arrivalDeadline(load, rule) : Math.max(started, load.loadedAt) + settleMs;
     const left = until - performance.now();
-    const outcome = left <= 0 ? "waited" : await Promise.race([shown, load.nextChange().then(() => "changed" as const), sleep(left).then(() => "waited" as const)]);
+    const outcome = left <= 0 ? "waited" : await Promise.race([shown, load.nextChange().then(() => "changed" as const), sleep(left, "waited" as const, { ref: false })]);
     if (outcome === true) break;
     if (outcome === "changed") continue;
     // Out of time, one way or the other: a page still arriving did not answer; a loaded one is judged.
@@ -143,13 +144,8 @@ async function lookedAtRendered(page: Page, any: Locator, rule: PageRule): Promi
   const drawn = page
     .evaluate(() => new Promise<void>((resolve) => (requestAnimationFrame(() => resolve()), setTimeout(resolve, 100))))
     .then(() => true, () => false);
-  if (!(await Promise.race([drawn, sleep(rule.pageTimeoutMs).then(() => false)]))) throw platformTimeout(page, rule);
+  if (!(await Promise.race([drawn, sleep(rule.pageTimeoutMs, false, { ref: false })]))) throw platformTimeout(page, rule);
   return any.first().isVisible();
-}
-
-/** A wait that keeps no process alive. */
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
 }
 
 /** Any of the locators, or undefined for none. */

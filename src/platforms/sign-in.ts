@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { TOTP } from "otpauth";
 import type { Locator, Page } from "playwright";
 import type { ChallengeKind } from "../domain/challenges.js";
@@ -193,7 +194,7 @@ const TICK_WHILE_WAITING_AFTER_MS = 100;
 async function tickingWhileWaiting(answering: Promise<string | undefined>, box: Locator | undefined, signal: AbortSignal): Promise<string | undefined> {
   if (!box) return answering;
   const waiting = Symbol("waiting");
-  const first = await Promise.race([answering, sleep(TICK_WHILE_WAITING_AFTER_MS, signal).then(() => waiting)]);
+  const first = await Promise.race([answering, sleep(TICK_WHILE_WAITING_AFTER_MS, waiting, { signal })]);
   if (first !== waiting) return first as string | undefined;
   await tickRemember(box).catch(() => undefined);
   return answering;
@@ -280,16 +281,6 @@ async function claimNextStep(context: DriverContext): Promise<number> {
     const now = context.clock.now().getTime();
     const step = Math.floor(now / TOTP_PERIOD_MS);
     if (await context.claimTotpStep(step)) return step;
-    await sleep((step + 1) * TOTP_PERIOD_MS - now + 50, context.signal);
+    await sleep((step + 1) * TOTP_PERIOD_MS - now + 50, undefined, { signal: context.signal });
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
-  });
 }

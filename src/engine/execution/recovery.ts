@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { hostname } from "node:os";
 import type { ActionRecord } from "../../store/records.js";
 import type { Clock } from "../clock.js";
@@ -83,7 +84,7 @@ export async function handBack(runs: readonly Run[], lifecycle: Lifecycle, logge
       const id = run.action.id;
       const requeued = await retryWhileBusy(() => lifecycle.requeue(id, ["running", "needs_input"], run.fence), { giveUpAfterMs: 5_000 }).catch(() => false);
       if (!requeued) {
-        const finished = await Promise.race([run.done.then(() => true), sleep(graceMs).then(() => false)]);
+        const finished = await Promise.race([run.done.then(() => true), sleep(graceMs, false, { ref: false })]);
         if (!finished) {
           const message = `Interrupted: the service stopped while the action was running. ${await commitNote(lifecycle.store, id)}`;
           await retryWhileBusy(() => lifecycle.finish(id, { status: "failed", code: "browser_error", message }, run.fence), { giveUpAfterMs: 5_000 }).catch((error: unknown) =>
@@ -96,11 +97,6 @@ export async function handBack(runs: readonly Run[], lifecycle: Lifecycle, logge
   );
   const running = new Set(runs);
   const ended = runs.map((run) => run.done.then(() => void running.delete(run), () => void running.delete(run)));
-  await Promise.race([Promise.all(ended), sleep(graceMs)]);
+  await Promise.race([Promise.all(ended), sleep(graceMs, undefined, { ref: false })]);
   for (const run of running) logger.error({ action_id: run.action.id }, "the action's run did not stop when told to; the service stopped without waiting for it");
-}
-
-/** A wait that keeps no process alive. */
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
