@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Page } from "playwright";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
-import { eventually } from "../helpers/scripted-executor.js";
+import { eventually, gate } from "../helpers/scripted-executor.js";
 import { sql, value } from "../helpers/sql.js";
 
 // Real Chromium against a real sandbox, through the REST API: which pages outlive their action
@@ -119,14 +119,12 @@ describe("warm pages", () => {
   it("an action canceled while its account's browser context is being made opens no page and does nothing", async () => {
     const accountId = await connected();
     // Held where the executor asks the pool for the account's context: the cancel comes first.
-    let acquiring!: () => void;
-    const asked = new Promise<void>((resolve) => (acquiring = resolve));
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
+    const asked = gate();
+    const released = gate();
     const acquire = live.server.pool.acquire.bind(live.server.pool);
     const held = vi.spyOn(live.server.pool, "acquire").mockImplementation(async (...args) => {
-      acquiring();
-      await released;
+      asked.open();
+      await released.promise;
       return acquire(...args);
     });
     const opened: string[] = [];
@@ -135,9 +133,9 @@ describe("warm pages", () => {
     try {
       const text = `Never posted ${Date.now()}`;
       const action = (await live.api("POST", "/v1/actions", { account_id: accountId, type: "post", params: { text } })).json;
-      await asked;
+      await asked.promise;
       expect((await live.api("POST", `/v1/actions/${action.id}/cancel`)).json.status).toBe("canceled");
-      release();
+      released.open();
       await eventually(async () => live.server.service.engine.core.runner.activeCount === 0);
       expect(opened).not.toContain(action.id);
       expect(await live.sandboxApi("GET", `/_sandbox/posts?author=${(await live.api("GET", `/v1/accounts/${accountId}`)).json.username}`)).not.toContainEqual(expect.objectContaining({ text }));

@@ -1,20 +1,13 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ActionFailure } from "../../src/domain/errors.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { ScriptedExecutor, eventually, sleep } from "../helpers/scripted-executor.js";
+import { ScriptedExecutor, eventually, gate, sleep } from "../helpers/scripted-executor.js";
 
 let harness: Harness | undefined;
 afterEach(async () => {
   await harness?.destroy();
   harness = undefined;
 });
-
-/** A promise the test resolves by hand, to hold an action in `running`. */
-function gate(): { promise: Promise<void>; open(): void } {
-  let open!: () => void;
-  const promise = new Promise<void>((resolve) => (open = resolve));
-  return { promise, open };
-}
 
 async function setup(executor: ScriptedExecutor): Promise<{ h: Harness; accountId: string }> {
   const h = (harness = await createHarness({ executor }));

@@ -6,7 +6,7 @@ import { ServiceMetrics } from "../../src/metrics/index.js";
 import type { ActionRecord } from "../../src/store/records.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { Scrape } from "../helpers/prometheus.js";
-import { ScriptedExecutor, eventually } from "../helpers/scripted-executor.js";
+import { ScriptedExecutor, eventually, gate } from "../helpers/scripted-executor.js";
 
 // The series a coordinator keeps (DESIGN §16), moved by the real engine on a real store (SQLite, or
 // PostgreSQL under test:postgres) and read back through a Prometheus text parser. The browser is
@@ -18,13 +18,6 @@ afterEach(async () => {
     await h.destroy();
   }
 });
-
-/** A promise the test resolves by hand, to hold an action in `running`. */
-function gate(): { promise: Promise<void>; open(): void } {
-  let release!: () => void;
-  const promise = new Promise<void>((resolve) => (release = resolve));
-  return { promise, open: release };
-}
 
 async function coordinator(executor: ScriptedExecutor, shared?: Harness): Promise<{ h: Harness; metrics: ServiceMetrics; scrape(): Promise<Scrape> }> {
   const h = await createHarness({ executor, ...(shared ? { dir: shared.dir, location: shared.location, masterKey: shared.masterKey, clock: shared.clock, adminKey: shared.adminKey } : {}) });

@@ -35,6 +35,13 @@ export const SCRIPTED_PLATFORM: PlatformInfo = {
 };
 
 /** Resolves after `ms`, or rejects when `signal` aborts. */
+/** A promise the test resolves by hand (`open`), to hold a run (or a read) until the test lets it go. */
+export function gate(): { promise: Promise<void>; open(): void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
