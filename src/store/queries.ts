@@ -39,23 +39,21 @@ export class Queries {
   transaction<T>(work: () => Promise<T>, options?: TransactionOptions): Promise<T> {
     const scope = this.#scope.getStore();
     if (scope?.open) return this.#savepoint(scope, work);
-    let committed: Scope | undefined;
+    // A new scope per attempt: what a failed attempt asked to do after commit is undone with it;
+    // a transaction that commits does so in its last attempt.
     const attempts: Scope[] = [];
     const result = this.adapter.transaction(async (db) => {
-      // A new scope per attempt: what a failed attempt asked to do after commit is undone with it.
       const opened: Scope = { db, open: true, savepoints: 0, afterCommit: [] };
       attempts.push(opened);
       try {
-        const value = await this.#scope.run(opened, work);
-        committed = opened;
-        return value;
+        return await this.#scope.run(opened, work);
       } finally {
         opened.open = false;
       }
     }, options);
     return result.then(
       (value) => {
-        for (const attempt of attempts) this.#ended(attempt.afterCommit, attempt === committed);
+        for (const attempt of attempts) this.#ended(attempt.afterCommit, attempt === attempts.at(-1));
         return value;
       },
       (error: unknown) => {
