@@ -103,4 +103,19 @@ describe("status changes made by this process", () => {
     feed.stop();
     expect(seen).toEqual(["here post queued", "here post running", "here post succeeded"]);
   });
+
+  it("are told apart from another action's change with the same status and time while they commit", async () => {
+    const h = await createHarness({ executor: new ScriptedExecutor().on("post", async () => ({ post_id: "p1" })) });
+    open.push(h);
+    const principal = (await h.engine.keys.authenticate(h.adminKey))!;
+    const account = await h.engine.accounts.create(principal, { platform: "sandbox", username: "same-time", password: "pw" });
+    const action = await h.engine.createAction(principal, { account_id: account.id, type: "post", params: { text: "hi" } });
+    const { lifecycle } = h.engine.core;
+    await h.store.transaction(async () => {
+      lifecycle.announce(action);
+      expect(lifecycle.isCommitting(action)).toBe(true);
+      expect(lifecycle.isCommitting({ ...action, id: "act_another" })).toBe(false);
+    });
+    expect(lifecycle.isCommitting(action)).toBe(false);
+  });
 });

@@ -35,7 +35,7 @@ const CHALLENGE_END: Record<Outcome["status"], ChallengeState> = { succeeded: "r
  */
 export class Lifecycle {
   readonly events = new EventEmitter<{ change: [action: ActionRecord, origin: ChangeOrigin] }>();
-  /** This process's changes written and not yet announced (`changeKey`): their commit is on its way. */
+  /** This process's changes written and not yet announced (`committingKey`): their commit is on its way. */
   readonly #committing = new Set<string>();
 
   constructor(
@@ -53,7 +53,7 @@ export class Lifecycle {
 
   /** Tells listeners of this record of an action once what wrote it has committed (at once, outside a transaction). */
   announce(action: ActionRecord): void {
-    const key = changeKey(action);
+    const key = committingKey(action);
     this.#committing.add(key);
     this.store.afterCommit(
       () => {
@@ -73,7 +73,7 @@ export class Lifecycle {
    * reaches this process. The change feed leaves it to that announcement, not another's.
    */
   isCommitting(action: ActionRecord): boolean {
-    return this.#committing.has(changeKey(action));
+    return this.#committing.has(committingKey(action));
   }
 
   /**
@@ -238,4 +238,9 @@ export class Lifecycle {
  */
 export function changeKey(action: ActionRecord): string {
   return `${action.status}@${action.updated_at}`;
+}
+
+/** A record of one action among all this process is committing: another action's change may carry the same status and time. */
+function committingKey(action: ActionRecord): string {
+  return `${action.id} ${changeKey(action)}`;
 }
