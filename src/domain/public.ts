@@ -106,7 +106,16 @@ export const MessageJson = z
     channel: z.enum(INBOX_CHANNELS).describe("email or sms."),
     from: z.string().optional().describe("Who sent it, as the mail or text said (absent for pushed messages)."),
     received_at: timestamp.describe("When the inbox received it; it is kept 24 hours."),
-    used_for: z.string().optional().describe("The action whose challenge it answered; absent while unused (nothing found in it, or no challenge waited)."),
+    used_for: z.string().optional().describe("The action whose challenge it answered; absent while unused (nothing found in it, a sender not authenticated, or no challenge waited)."),
+    found: z.enum(["code", "link"]).optional().describe("What was found in it when it arrived: a code or a sign-in link; absent when nothing was."),
+    may_answer: z
+      .boolean()
+      .describe("Whether the inbox may type what it holds: false when nothing was found, or for mail the platform's declared senders do not authenticate (DKIM) — kept and listed, never typed."),
+    dropped: z
+      .number()
+      .int()
+      .optional()
+      .describe("Only on a message just received: how many of the account's oldest unused messages it pushed out (an account keeps at most 100)."),
   })
   .meta({ id: "Message" });
 

@@ -47,7 +47,7 @@ export type { WebSessionRecord } from "./repositories/web-sessions.js";
 export type { EventRecord, EventType } from "./repositories/events.js";
 export type { AccountChanges } from "./repositories/accounts.js";
 export type { FeedbackRecord } from "./repositories/feedback.js";
-export type { InboxTokens, OpenedMessage } from "./repositories/inbox.js";
+export type { Candidate, InboxTokens, NewMessage } from "./repositories/inbox.js";
 export type { PaceCooldown } from "./repositories/pace-cooldowns.js";
 export type { WebhookDeliveryRecord, WebhookEndpointRecord, DeliveryState } from "./repositories/webhooks.js";
 

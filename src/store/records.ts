@@ -93,8 +93,8 @@ export interface ChallengeRecord {
   state: ChallengeState;
   /** Who gave its latest answer. */
   answered_by?: AnsweredBy | undefined;
-  /** The inbox answers it only with messages received after this. */
-  inbox_after?: string | undefined;
+  /** When the inbox stopped answering it (a code it typed was refused): a person's from then on. */
+  inbox_closed_at?: string | undefined;
   created_at: string;
   updated_at: string;
 }
@@ -107,6 +107,10 @@ export interface InboxMessageRecord {
   source: MessageSource;
   received_at: string;
   used_for: string | undefined;
+  /** What was found in it when it arrived: a code, a sign-in link, or nothing. */
+  found: "code" | "link" | undefined;
+  /** Whether the inbox may type what was found (the platform's declared senders authenticate it). */
+  may_answer: boolean;
 }
 
 export interface LedgerEntry {

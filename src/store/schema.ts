@@ -81,7 +81,9 @@ export interface Schema {
     state: string;
     answer_sealed: Buffer | null;
     answered_by: ColumnType<string | null, string | null | undefined, string | null>;
+    /** No longer read (migration 012): the inbox's window is the action's start now. */
     inbox_after: ColumnType<string | null, string | null | undefined, string | null>;
+    inbox_closed_at: ColumnType<string | null, string | null | undefined, string | null>;
     created_at: string;
     updated_at: string;
   };
@@ -198,6 +200,9 @@ export interface Schema {
     received_at: string;
     used_for: string | null;
     expires_at: string;
+    found: string | null;
+    may_answer: ColumnType<number, number | undefined, number>;
+    answer_sealed: Buffer | null;
   };
   failure_screenshots: { action_id: string; png_sealed: Buffer; created_at: string };
   feedback: {

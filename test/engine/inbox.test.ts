@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ExecutionContext } from "../../src/engine/execution/index.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { ScriptedExecutor, eventually } from "../helpers/scripted-executor.js";
+import { ScriptedExecutor, eventually, gate } from "../helpers/scripted-executor.js";
 
 // The inbox's rules of matching (DESIGN §15) on the real engine and store (SQLite here; PostgreSQL
 // under test:postgres), the platform scripted: the script asks for an email_code and returns the
@@ -12,15 +12,31 @@ afterEach(async () => {
   await h?.destroy();
 });
 
-function codeScript(): ScriptedExecutor {
+/** What the scripted platform was typed, in order. */
+let typed: string[] = [];
+/** Holds the run after it starts, before its challenge opens (a test opens it). */
+let beforeChallenge: { promise: Promise<void>; open(): void } | undefined;
+
+/**
+ * The platform: asks for an email_code (after `beforeChallenge`, when set) and returns the answer it
+ * got; with `correct`, a platform that refuses any other code and asks again.
+ */
+function codeScript(correct?: string): ScriptedExecutor {
   return new ScriptedExecutor().on("connect", async (context: ExecutionContext) => {
-    const answer = await context.challenge({ kind: "email_code", message: "Enter the code we sent to c***@example.com." });
-    return { answer: answer ?? null };
+    await beforeChallenge?.promise;
+    for (;;) {
+      const answer = await context.challenge({ kind: "email_code", message: "Enter the code we sent to c***@example.com." });
+      typed.push(answer ?? "");
+      if (correct === undefined || answer === correct) return { answer: answer ?? null };
+      await context.refuseAnswer("That code isn't right.");
+    }
   });
 }
 
-async function setUp(): Promise<string> {
-  h = await createHarness({ executor: codeScript() });
+async function setUp(options: { correct?: string; holdBeforeChallenge?: boolean } = {}): Promise<string> {
+  typed = [];
+  beforeChallenge = options.holdBeforeChallenge ? gate() : undefined;
+  h = await createHarness({ executor: codeScript(options.correct) });
   const account = await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "carol", password: "pw" } });
   return account.json.id;
 }
@@ -50,29 +66,29 @@ async function ended(actionId: string): Promise<{ status: string; answered_by?: 
 }
 
 describe("the inbox's rules of matching", () => {
-  it("a message that arrived before the challenge answers it, newest first; each message once", async () => {
+  it("a message received before the action began running never answers it", async () => {
     const accountId = await setUp();
     await push(accountId, "Your verification code is 111111");
     h.clock.advance(1_000);
-    await push(accountId, "Your verification code is 222222");
-    // Answered as the challenge opens: it does not pause.
-    const first = await start(accountId);
-    expect(await ended(first)).toMatchObject({ status: "succeeded", answered_by: "inbox", result: { answer: "222222" } });
-    // The newest is used; the older one is still unused and may answer the next (within 10 minutes).
-    const second = await start(accountId);
-    expect(await ended(second)).toMatchObject({ status: "succeeded", result: { answer: "111111" } });
-    const third = await connect(accountId);
+    const actionId = await connect(accountId);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect((await h.request("GET", `/v1/actions/${third}`)).json.status).toBe("needs_input");
-    const listed = (await h.request("GET", `/v1/accounts/${accountId}/messages`)).json.data;
-    expect(listed.map((message: { used_for?: string }) => message.used_for)).toEqual([first, second]);
+    expect((await h.request("GET", `/v1/actions/${actionId}`)).json.status).toBe("needs_input");
+    expect((await push(accountId, "Your verification code is 222222")).used_for).toBe(actionId);
+    expect(await ended(actionId)).toMatchObject({ status: "succeeded", answered_by: "inbox", result: { answer: "222222" } });
+    expect(typed).toEqual(["222222"]);
   });
 
-  it("a code already received is used as the challenge opens: the action never waits at needs_input, and its events say answered_by inbox", async () => {
-    const accountId = await setUp();
-    await push(accountId, "Your verification code is 121212");
+  it("a code received after the action began is used as the challenge opens — the first to arrive, not the newest; each message once", async () => {
+    const accountId = await setUp({ holdBeforeChallenge: true });
     const actionId = await start(accountId);
+    await eventually(async () => (await h.request("GET", `/v1/actions/${actionId}`)).json.status === "running");
+    h.clock.advance(1_000);
+    const first = await push(accountId, "Your verification code is 121212");
+    h.clock.advance(1_000);
+    await push(accountId, "Your verification code is 343434");
+    beforeChallenge!.open();
     expect(await ended(actionId)).toMatchObject({ status: "succeeded", answered_by: "inbox", result: { answer: "121212" } });
+    // It never waited at needs_input.
     const workspaceId = (await h.store.actions.get(actionId))!.workspace_id;
     const updates = (await h.store.events.after(workspaceId, 0, 1_000))
       .filter((event) => event.type === "action.updated" && event.subject_id === actionId)
@@ -84,14 +100,28 @@ describe("the inbox's rules of matching", () => {
       ["succeeded", "inbox"],
     ]);
     expect(await h.store.challenges.latestOf(actionId)).toMatchObject({ kind: "email_code", answered_by: "inbox" });
-    expect((await h.request("GET", `/v1/accounts/${accountId}/messages`)).json.data).toMatchObject([{ used_for: actionId }]);
+    // The newer message is still unused; it arrived before the next action began, so it never answers that one.
+    const listed = (await h.request("GET", `/v1/accounts/${accountId}/messages`)).json.data as { id: string; used_for?: string }[];
+    expect(listed.map((message) => [message.id === first.id, message.used_for])).toEqual([
+      [false, undefined],
+      [true, actionId],
+    ]);
+    h.clock.advance(1_000);
+    beforeChallenge = undefined;
+    const next = await connect(accountId);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await h.request("GET", `/v1/actions/${next}`)).json.status).toBe("needs_input");
+    expect(typed).toEqual(["121212"]);
   });
 
-  it("a message older than ten minutes when the challenge starts does not answer it", async () => {
-    const accountId = await setUp();
+  it("a message received more than ten minutes before the challenge starts does not answer it", async () => {
+    const accountId = await setUp({ holdBeforeChallenge: true });
+    const actionId = await start(accountId);
+    await eventually(async () => (await h.request("GET", `/v1/actions/${actionId}`)).json.status === "running");
     await push(accountId, "Your verification code is 333333");
     h.clock.advance(10 * 60 * 1000 + 1_000);
-    const actionId = await connect(accountId);
+    beforeChallenge!.open();
+    await eventually(async () => (await h.request("GET", `/v1/actions/${actionId}`)).json.status === "needs_input");
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect((await h.request("GET", `/v1/actions/${actionId}`)).json.status).toBe("needs_input");
     // A message arriving now answers it.
@@ -107,6 +137,44 @@ describe("the inbox's rules of matching", () => {
     expect((await h.request("GET", `/v1/actions/${actionId}`)).json.status).toBe("needs_input");
     expect((await push(accountId, "Your verification code is 666666")).used_for).toBe(actionId);
     expect(await ended(actionId)).toMatchObject({ result: { answer: "666666" } });
+  });
+
+  it("a forged flood: the inbox types at most one wrong code per challenge, then leaves it to a person", async () => {
+    const accountId = await setUp({ correct: "424242", holdBeforeChallenge: true });
+    const actionId = await start(accountId);
+    await eventually(async () => (await h.request("GET", `/v1/actions/${actionId}`)).json.status === "running");
+    for (let i = 0; i < 3; i++) await push(accountId, "Your verification code is 000000");
+    beforeChallenge!.open();
+    // The first forged code is typed as the challenge opens and refused: back to a person.
+    const paused = await eventually(async () => {
+      const action = (await h.request("GET", `/v1/actions/${actionId}`)).json;
+      return action.status === "needs_input" ? action : undefined;
+    });
+    expect(paused.challenge.message).toContain("The code the inbox received was refused");
+    // More forgeries, and even the right code by mail: the inbox answers this challenge no more.
+    for (let i = 0; i < 5; i++) expect((await push(accountId, "Your verification code is 000000")).used_for).toBeUndefined();
+    expect((await push(accountId, "Your verification code is 424242")).used_for).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await h.request("GET", `/v1/actions/${actionId}`)).json.status).toBe("needs_input");
+    expect(typed).toEqual(["000000"]);
+    // The refused inbox code did not count toward the three refusals; a person's answer succeeds.
+    expect((await h.request("POST", `/v1/actions/${actionId}/answer`, { body: { answer: "424242" } })).status).toBe(200);
+    expect(await ended(actionId)).toMatchObject({ status: "succeeded", answered_by: "agent", result: { answer: "424242" } });
+    expect(typed).toEqual(["000000", "424242"]);
+    expect(await h.store.challenges.latestOf(actionId)).toMatchObject({ refusals: 0, inbox_closed_at: expect.any(String) });
+  });
+
+  it("an account keeps at most 100 unused messages: the oldest go first, and the answer says so", async () => {
+    const accountId = await setUp();
+    for (let i = 0; i < 100; i++) expect((await push(accountId, `Newsletter number ${i}`)).dropped).toBeUndefined();
+    const oldest = (await h.store.inbox.list(accountId, h.engine.core.lifecycle.now(), 1_000)).at(-1)!;
+    h.clock.advance(1_000);
+    const pushed = await push(accountId, "Your verification code is 989898");
+    expect(pushed).toMatchObject({ dropped: 1, found: "code", may_answer: true });
+    const kept = await h.store.inbox.list(accountId, h.engine.core.lifecycle.now(), 1_000);
+    expect(kept).toHaveLength(100);
+    expect(kept.map((message) => message.id)).not.toContain(oldest.id);
+    expect(kept[0]!.id).toBe(pushed.id);
   });
 
   it("messages are kept 24 hours", async () => {

@@ -234,8 +234,8 @@ export class Run {
 
   /**
    * The platform refused the last answer. A person's or agent's counts toward the three refusals; a
-   * code from the inbox does not (it may be an old mail): the challenge goes back to a person, and
-   * only a message received after the refused one may still answer it.
+   * code from the inbox does not (it may be a forged mail): the challenge goes back to a person and
+   * the inbox answers it no more — it never types more than one wrong code per challenge.
    */
   async #refuse(message: string): Promise<void> {
     const { store } = this.parts.lifecycle;
@@ -245,7 +245,10 @@ export class Run {
       store.transaction(async () => {
         if (!(await this.holds())) throw new ActionFailure("browser_error", "The action moved on while the answer was checked.");
         const challenge = (await store.challenges.get(challengeId))!;
-        if (challenge.answered_by === "inbox") return { refusals: challenge.refusals, byInbox: true };
+        if (challenge.answered_by === "inbox") {
+          await store.challenges.update(challengeId, { inbox_closed_at: this.parts.lifecycle.now() }, this.parts.lifecycle.now());
+          return { refusals: challenge.refusals, byInbox: true };
+        }
         await store.challenges.update(challengeId, { refusals: challenge.refusals + 1 }, this.parts.lifecycle.now());
         return { refusals: challenge.refusals + 1, byInbox: false };
       }),
@@ -254,7 +257,7 @@ export class Run {
       throw new ActionFailure("signed_out", `The session ended and the code the inbox received was refused: ${message} A person must sign in.`);
     }
     if (byInbox) {
-      this.refusal = `The code the inbox received was refused: ${message} Answer with the code yourself (a later message may still answer it).`;
+      this.refusal = `The code the inbox received was refused: ${message} Answer with the code yourself: the inbox will not answer this challenge again (later messages are listed on the account).`;
       return;
     }
     if (refusals >= MAX_REFUSED_ANSWERS) {

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { CHANNEL_OF, INBOX_CHANNELS, MESSAGE_ANSWERS_WITHIN_MS, MESSAGE_KEPT_MS, findInMessage, type InboxChannel, type MessageSource } from "../../domain/inbox.js";
+import { CHANNEL_OF, INBOX_CHANNELS, MAX_CANDIDATES, MAX_UNUSED_MESSAGES, MESSAGE_ANSWERS_WITHIN_MS, MESSAGE_KEPT_MS, findInMessage, type InboxChannel, type MessagePatterns, type MessageSource } from "../../domain/inbox.js";
 import type { Principal } from "../../domain/keys.js";
 import type { ChallengeKind } from "../../domain/challenges.js";
-import type { OpenedMessage } from "../../store/index.js";
+import type { Candidate } from "../../store/index.js";
 import type { AccountRecord, ActionRecord, ChallengeRecord, InboxMessageRecord } from "../../store/records.js";
 import { allows, requirePermission, visibleAccount } from "../access/index.js";
 import { recordAnswer } from "../actions.js";
@@ -27,6 +27,19 @@ export interface InboxAddresses {
 /** A message as admins list it: never its text. */
 export type ListedMessage = InboxMessageRecord & { from: string | undefined };
 
+/** A message as it arrives: its channel, how it came, its sender and its text. */
+export interface IncomingMessage {
+  channel: InboxChannel;
+  source: MessageSource;
+  from: string | undefined;
+  text: string;
+  /** Mail only: the domains whose DKIM signature on it verified and aligns with its From (lower-case). */
+  authenticated?: readonly string[] | undefined;
+}
+
+/** A message just kept, and how many of the account's oldest unused messages it pushed out. */
+export type ReceivedMessage = ListedMessage & { dropped: number };
+
 export interface InboxOptions {
   /** `ACTION_SERVICE_MAIL_DOMAIN`: addresses are `<token>@<domain>`. */
   mailDomain: string;
@@ -37,8 +50,9 @@ export interface InboxOptions {
 /**
  * Codes that arrive by themselves (DESIGN §15): each account's inbox receives mails, texts and
  * pushed messages, and answers its own account's waiting `email_code` / `sms_code` challenge with
- * the code (or sign-in link) it finds — once per message, newest first, only with messages
- * received at most ten minutes before the challenge began.
+ * the code (or sign-in link) found in a message when it arrived — once per message, the first to
+ * arrive first, only with messages received after the action began running (and at most ten minutes
+ * before the challenge began), never more than one wrong code per challenge (DESIGN §15).
  *
  * It answers when a message arrives and whenever an action of this process's or another's pauses
  * (`Lifecycle` change events, which carry other coordinators' changes too): whichever of the two
@@ -90,7 +104,7 @@ export class Inbox {
   }
 
   /** A message a person or agent received elsewhere (REST, MCP `forward_message`). */
-  async push(principal: Principal, accountId: string, input: PushMessage): Promise<ListedMessage> {
+  async push(principal: Principal, accountId: string, input: PushMessage): Promise<ReceivedMessage> {
     requirePermission(principal, "act");
     const account = await visibleAccount(this.core.store, principal, accountId);
     return this.receive(account.id, { channel: input.channel, source: "pushed", from: undefined, text: input.text });
@@ -117,27 +131,42 @@ export class Inbox {
     return token.length > 100 ? Promise.resolve(undefined) : this.core.store.inbox.accountBySms(token);
   }
 
-  /** Keeps a message (sealed, 24 h) and answers the account's waiting challenge with it if it can. */
-  async receive(accountId: string, message: { channel: InboxChannel; source: MessageSource; from: string | undefined; text: string }): Promise<ListedMessage> {
+  /**
+   * Keeps a message (sealed, 24 h) and answers the account's waiting challenge with it if it can.
+   * The message is read here, once: what it holds and whether its sender may have it typed are
+   * kept with it. Beyond the newest 100 unused messages of the account, the oldest are dropped.
+   */
+  async receive(accountId: string, message: IncomingMessage): Promise<ReceivedMessage> {
+    const { store } = this.core;
     const now = this.core.lifecycle.clock.now();
-    const record = {
+    const text = message.text.slice(0, MAX_MESSAGE_CHARS);
+    const account = await store.accounts.get(accountId);
+    const patterns = this.core.platforms.find((platform) => platform.name === account?.platform)?.inbox;
+    const found = findInMessage(text, patterns);
+    const record: ListedMessage = {
       id: newId("msg"),
       account_id: accountId,
       channel: message.channel,
       source: message.source,
       received_at: now.toISOString(),
       from: message.from,
+      used_for: undefined,
+      found: found && ("link" in found ? "link" : "code"),
+      may_answer: found !== undefined && senderMayAnswer(message, patterns),
     };
-    await this.core.store.inbox.addMessage({ ...record, used_for: undefined, text: message.text.slice(0, MAX_MESSAGE_CHARS), expires_at: new Date(now.getTime() + MESSAGE_KEPT_MS).toISOString() });
-    // An older message may be the one that answers (nothing found in this one): it is used only if it is this one.
-    const used = await this.answerWaiting(accountId);
-    return { ...record, used_for: used?.messageId === record.id ? used.actionId : undefined };
+    const answer = found && ("link" in found ? found.link : found.code);
+    const expiresAt = new Date(now.getTime() + MESSAGE_KEPT_MS).toISOString();
+    const dropped = await store.transaction(() => store.inbox.addMessage({ ...record, text, answer, expires_at: expiresAt }, MAX_UNUSED_MESSAGES));
+    if (dropped > 0) this.core.logger.info({ account_id: accountId, dropped }, "the inbox dropped its oldest unused messages");
+    // An older message may be the one that answers: this one is used only if it is the one.
+    const used = record.may_answer ? await this.answerWaiting(accountId) : undefined;
+    return { ...record, used_for: used?.messageId === record.id ? used.actionId : undefined, dropped };
   }
 
   /**
-   * Answers the account's action waiting at an `email_code` or `sms_code` challenge with the newest
-   * unused message of that channel in which a code or link is found: which message answered which
-   * action, when one did.
+   * Answers the account's action waiting at an `email_code` or `sms_code` challenge with the first
+   * unused message of that channel that may answer it: which message answered which action, when
+   * one did.
    */
   async answerWaiting(accountId: string): Promise<{ messageId: string; actionId: string } | undefined> {
     const { store } = this.core;
@@ -155,11 +184,11 @@ export class Inbox {
    */
   async answerAtHand(action: ActionRecord, challenge: ChallengeRecord): Promise<string | undefined> {
     const { store } = this.core;
-    for (const { message, answer } of await this.#answers(action, challenge)) {
+    for (const message of await this.#candidates(action, challenge)) {
       if (!(await store.inbox.use(message.id, action.id))) continue;
-      await store.challenges.update(challenge.id, { state: "answered", answered_by: "inbox", inbox_after: message.received_at }, this.core.lifecycle.now());
+      await store.challenges.update(challenge.id, { state: "answered", answered_by: "inbox" }, this.core.lifecycle.now());
       store.afterCommit(() => this.#logAnswered(action, challenge, message));
-      return answer;
+      return message.answer;
     }
     return undefined;
   }
@@ -169,14 +198,11 @@ export class Inbox {
     const { store } = this.core;
     const challenge = await store.challenges.latestOf(action.id);
     if (!challenge || challenge.state !== "open") return undefined;
-    for (const { message, answer } of await this.#answers(action, challenge)) {
-      const now = this.core.lifecycle.now();
+    for (const message of await this.#candidates(action, challenge)) {
       // One transaction: the message is used only if its answer is recorded, and answers one challenge once.
       const answered = await store.transaction(async () => {
         if (!(await store.inbox.use(message.id, action.id))) return false;
-        // A refused code sends the challenge back to a person; only a later message answers it then.
-        await store.challenges.update(challenge.id, { inbox_after: message.received_at }, now);
-        if (await recordAnswer(this.core, action.id, challenge.id, answer, "inbox")) return true;
+        if (await recordAnswer(this.core, action.id, challenge.id, message.answer, "inbox")) return true;
         throw new NotWaiting();
       }).catch((error: unknown) => {
         if (error instanceof NotWaiting) return false;
@@ -191,27 +217,39 @@ export class Inbox {
   }
 
   /**
-   * The unused messages of the challenge's channel that may answer it (received at most ten
-   * minutes before it began, or after the answer it refused), newest first, each with the code or
-   * link found in it; those in which nothing is found are left out.
+   * The first unused messages of the challenge's channel that may answer it, oldest first: received
+   * after the action began running and at most ten minutes before the challenge began. None once
+   * the inbox has had a code refused on it (the challenge is a person's then).
    */
-  async #answers(action: ActionRecord, challenge: ChallengeRecord): Promise<{ message: OpenedMessage; answer: string }[]> {
+  async #candidates(action: ActionRecord, challenge: ChallengeRecord): Promise<Candidate[]> {
     const channel = CHANNEL_OF[challenge.kind];
-    if (!channel) return [];
-    const patterns = this.core.platforms.find((platform) => platform.name === action.platform)?.inbox;
-    const after = challenge.inbox_after ?? new Date(Date.parse(challenge.created_at) - MESSAGE_ANSWERS_WITHIN_MS).toISOString();
-    const found = [];
-    for (const message of await this.core.store.inbox.unused(action.account_id, channel, after, this.core.lifecycle.now())) {
-      const answer = findInMessage(message.text, patterns);
-      if (answer) found.push({ message, answer: "link" in answer ? answer.link : answer.code });
-    }
-    return found;
+    if (!channel || challenge.inbox_closed_at !== undefined) return [];
+    const windowStart = new Date(Date.parse(challenge.created_at) - MESSAGE_ANSWERS_WITHIN_MS).toISOString();
+    const from = action.started_at !== undefined && action.started_at > windowStart ? action.started_at : windowStart;
+    return this.core.store.inbox.candidates(action.account_id, channel, from, this.core.lifecycle.now(), MAX_CANDIDATES);
   }
 
-  #logAnswered(action: ActionRecord, challenge: ChallengeRecord, message: OpenedMessage): void {
+  #logAnswered(action: ActionRecord, challenge: ChallengeRecord, message: Candidate): void {
     this.core.logger.info({ action_id: action.id, message_id: message.id, channel: CHANNEL_OF[challenge.kind] }, "answered a challenge from the inbox");
   }
 }
 
 /** The challenge moved on while a message was being used: the transaction is undone, the message stays unused. */
 class NotWaiting extends Error {}
+
+/**
+ * Whether a message's sender may have what it holds typed (DESIGN §15). Where the platform declares
+ * the domains it mails from, mail received by the listener answers only when a DKIM signature of
+ * one of them (or of a subdomain) verified and aligns with its From; a texted or pushed message is
+ * not mail a stranger forged under the platform's name (the SMS URL and an API key are credentials).
+ */
+function senderMayAnswer(message: IncomingMessage, patterns: MessagePatterns | undefined): boolean {
+  const senders = patterns?.senders;
+  if (!senders || senders.length === 0 || message.channel !== "email" || message.source !== "smtp") return true;
+  return (message.authenticated ?? []).some((domain) => senders.some((sender) => isWithin(domain.toLowerCase(), sender.toLowerCase())));
+}
+
+/** `domain` is `sender` or a subdomain of it, or a parent of it that is not a bare top-level name. */
+function isWithin(domain: string, sender: string): boolean {
+  return domain === sender || domain.endsWith(`.${sender}`) || (domain.includes(".") && sender.endsWith(`.${domain}`));
+}

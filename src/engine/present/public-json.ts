@@ -12,7 +12,16 @@ export function liveUrl(publicUrl: string, token: string): string {
 export type { PublicAccount, PublicAction, PublicMessage };
 
 /** The public JSON of an inbox message: never its text. */
-export function presentMessage(message: { id: string; channel: PublicMessage["channel"]; from: string | undefined; received_at: string; used_for: string | undefined }): PublicMessage {
+export function presentMessage(message: {
+  id: string;
+  channel: PublicMessage["channel"];
+  from: string | undefined;
+  received_at: string;
+  used_for: string | undefined;
+  found: PublicMessage["found"];
+  may_answer: boolean;
+  dropped?: number;
+}): PublicMessage {
   return {
     id: message.id,
     object: "message",
@@ -20,6 +29,9 @@ export function presentMessage(message: { id: string; channel: PublicMessage["ch
     ...(message.from !== undefined ? { from: message.from } : {}),
     received_at: message.received_at,
     ...(message.used_for !== undefined ? { used_for: message.used_for } : {}),
+    ...(message.found !== undefined ? { found: message.found } : {}),
+    may_answer: message.may_answer,
+    ...(message.dropped ? { dropped: message.dropped } : {}),
   };
 }
 

@@ -6,13 +6,13 @@ import type { AnsweredBy } from "../../domain/inbox.js";
 import type { ChallengeRecord, ChallengeState } from "../records.js";
 import { orUndefined } from "../records.js";
 
-const COLUMNS = ["id", "action_id", "kind", "message", "expires_at", "link_expires_at", "refusals", "state", "answered_by", "inbox_after", "created_at", "updated_at"] as const;
+const COLUMNS = ["id", "action_id", "kind", "message", "expires_at", "link_expires_at", "refusals", "state", "answered_by", "inbox_closed_at", "created_at", "updated_at"] as const;
 
-type ChallengeRow = Omit<ChallengeRecord, "kind" | "state" | "answered_by" | "inbox_after"> & { kind: string; state: string; answered_by: string | null; inbox_after: string | null };
+type ChallengeRow = Omit<ChallengeRecord, "kind" | "state" | "answered_by" | "inbox_closed_at"> & { kind: string; state: string; answered_by: string | null; inbox_closed_at: string | null };
 const toChallenge = (row: ChallengeRow): ChallengeRecord => ({
-  ...(row as Omit<ChallengeRow, "answered_by" | "inbox_after"> as ChallengeRecord),
+  ...(row as Omit<ChallengeRow, "answered_by" | "inbox_closed_at"> as ChallengeRecord),
   answered_by: orUndefined(row.answered_by) as AnsweredBy | undefined,
-  inbox_after: orUndefined(row.inbox_after),
+  inbox_closed_at: orUndefined(row.inbox_closed_at),
 });
 
 export class ChallengeRepository {
@@ -28,7 +28,7 @@ export class ChallengeRepository {
       .values({
         ...challenge,
         answered_by: challenge.answered_by ?? null,
-        inbox_after: challenge.inbox_after ?? null,
+        inbox_closed_at: challenge.inbox_closed_at ?? null,
         updated_at: challenge.created_at,
         link_hash: sha256(linkToken),
         link_sealed: this.sealer.seal(linkToken, `challenge:${challenge.id}:link`),
@@ -104,7 +104,7 @@ export class ChallengeRepository {
     return rows.map((row) => row.id);
   }
 
-  async update(id: string, changes: { state?: ChallengeState; message?: string; refusals?: number; inbox_after?: string; answered_by?: AnsweredBy }, now: string): Promise<void> {
+  async update(id: string, changes: { state?: ChallengeState; message?: string; refusals?: number; inbox_closed_at?: string; answered_by?: AnsweredBy }, now: string): Promise<void> {
     await this.q.db
       .updateTable("challenges")
       .set({
@@ -114,7 +114,7 @@ export class ChallengeRepository {
         ...(changes.state !== undefined ? { state: changes.state } : {}),
         ...(changes.message !== undefined ? { message: changes.message } : {}),
         ...(changes.refusals !== undefined ? { refusals: changes.refusals } : {}),
-        ...(changes.inbox_after !== undefined ? { inbox_after: changes.inbox_after } : {}),
+        ...(changes.inbox_closed_at !== undefined ? { inbox_closed_at: changes.inbox_closed_at } : {}),
         ...(changes.answered_by !== undefined ? { answered_by: changes.answered_by } : {}),
       })
       .where("id", "=", id)

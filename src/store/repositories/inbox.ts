@@ -12,19 +12,22 @@ export interface InboxTokens {
   sms: string;
 }
 
-/** A message as the matcher reads it: its text opened. */
-export interface OpenedMessage {
+/** A message that may answer a challenge: what was found in it when it arrived, opened. */
+export interface Candidate {
   id: string;
   received_at: string;
-  text: string;
+  answer: string;
 }
+
+/** A message to keep: its sender and text, and what was found in it on arrival. */
+export type NewMessage = Omit<InboxMessageRecord, "used_for"> & { from: string | undefined; text: string; expires_at: string; answer: string | undefined };
 
 /** An e-mail token: 128 random bits in lower-case hex (addresses are matched without regard to case). */
 function newEmailToken(): string {
   return randomBytes(16).toString("hex");
 }
 
-const MESSAGE_COLUMNS = ["id", "account_id", "channel", "source", "received_at", "used_for"] as const;
+const MESSAGE_COLUMNS = ["id", "account_id", "channel", "source", "received_at", "used_for", "found", "may_answer"] as const;
 
 /**
  * Each account's inbox (DESIGN §15): its tokens, looked up by hash and sealed so the account can
@@ -88,8 +91,12 @@ export class InboxRepository {
     return row?.account_id;
   }
 
-  async addMessage(message: InboxMessageRecord & { from: string | undefined; text: string; expires_at: string }): Promise<void> {
-    const { id, account_id, channel, source, received_at, used_for, from, text, expires_at } = message;
+  /**
+   * Keeps a message, then drops the account's oldest unused messages beyond `keepUnused` (a
+   * sender cannot fill the store): how many were dropped. Call inside a transaction.
+   */
+  async addMessage(message: NewMessage, keepUnused: number): Promise<number> {
+    const { id, account_id, channel, source, received_at, from, text, expires_at, found, may_answer, answer } = message;
     await this.q.db
       .insertInto("inbox_messages")
       .values({
@@ -100,26 +107,51 @@ export class InboxRepository {
         from_sealed: from === undefined ? null : this.sealer.seal(from, `message:${id}:from`),
         body_sealed: this.sealer.seal(text, `message:${id}:body`),
         received_at,
-        used_for: used_for ?? null,
+        used_for: null,
         expires_at,
+        found: found ?? null,
+        may_answer: may_answer ? 1 : 0,
+        answer_sealed: may_answer && answer !== undefined ? this.sealer.seal(answer, `message:${id}:answer`) : null,
       })
       .execute();
-  }
-
-  /** Unused messages of a channel received after `after` and not expired, newest first, opened. */
-  async unused(accountId: string, channel: InboxChannel, after: string, now: string): Promise<OpenedMessage[]> {
-    const rows = await this.q.db
+    const beyond = await this.q.db
       .selectFrom("inbox_messages")
-      .select(["id", "received_at", "body_sealed"])
-      .where("account_id", "=", accountId)
-      .where("channel", "=", channel)
+      .select("id")
+      .where("account_id", "=", account_id)
       .where("used_for", "is", null)
-      .where("received_at", ">", after)
-      .where("expires_at", ">", now)
       .orderBy("received_at", "desc")
       .orderBy("id", "desc")
+      .offset(keepUnused)
+      .limit(1_000)
       .execute();
-    return rows.map((row) => ({ id: row.id, received_at: row.received_at, text: this.sealer.open(row.body_sealed, `message:${row.id}:body`) }));
+    if (beyond.length === 0) return 0;
+    const result = await this.q.db
+      .deleteFrom("inbox_messages")
+      .where("id", "in", beyond.map((row) => row.id))
+      .where("used_for", "is", null)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /**
+   * The first `limit` unused messages of a channel that may answer, received at `from` or later and
+   * not expired, oldest first (the first to arrive wins), with their answers opened.
+   */
+  async candidates(accountId: string, channel: InboxChannel, from: string, now: string, limit: number): Promise<Candidate[]> {
+    const rows = await this.q.db
+      .selectFrom("inbox_messages")
+      .select(["id", "received_at", "answer_sealed"])
+      .where("account_id", "=", accountId)
+      .where("channel", "=", channel)
+      .where("may_answer", "=", 1)
+      .where("used_for", "is", null)
+      .where("received_at", ">=", from)
+      .where("expires_at", ">", now)
+      .orderBy("received_at", "asc")
+      .orderBy("id", "asc")
+      .limit(limit)
+      .execute();
+    return rows.flatMap((row) => (row.answer_sealed ? [{ id: row.id, received_at: row.received_at, answer: this.sealer.open(row.answer_sealed, `message:${row.id}:answer`) }] : []));
   }
 
   /** Marks a message used for an action; false when it already answered one (each message once). */
@@ -144,6 +176,8 @@ export class InboxRepository {
       channel: row.channel as InboxChannel,
       source: row.source as MessageSource,
       used_for: orUndefined(row.used_for),
+      found: (row.found ?? undefined) as InboxMessageRecord["found"],
+      may_answer: row.may_answer === 1,
       from: from_sealed ? this.sealer.open(from_sealed, `message:${row.id}:from`) : undefined,
     }));
   }

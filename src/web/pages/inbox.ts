@@ -70,7 +70,11 @@ export async function inboxSection(engine: Engine, viewer: Viewer, principal: Pr
 }
 
 function usedFor(message: ListedMessage, answered: Map<string, ActionRecord | undefined>): Html {
-  if (!message.used_for) return html`<span class="note">unused</span>`;
+  if (!message.used_for) {
+    if (!message.found) return html`<span class="note">unused: no code or link found</span>`;
+    if (!message.may_answer) return html`<span class="note">not typed: the platform's sender is not proven (no valid DKIM signature)</span>`;
+    return html`<span class="note">unused</span>`;
+  }
   const action = answered.get(message.used_for);
   return action
     ? html`<a href="/app/actions/${action.id}" title="${action.id}">${typeTitle(action.type)}</a> ${status(action.status)}`
