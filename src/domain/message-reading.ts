@@ -16,16 +16,21 @@ export interface MessagePatterns {
 /** What the inbox found in a message: a code to type, or a sign-in link to open. */
 export type Found = { code: string } | { link: string } | undefined;
 
-// Anyone who knows an inbox's address may send it a message, so every pattern here runs on RE2
-// (re2js): its time is linear in the text whatever the text holds, where a backtracking engine can
-// take seconds on a message built for it (and the event loop with it).
+// Anyone who knows an inbox's address may send it a message, so reading one must take time linear
+// in its length whatever it holds: a backtracking engine can take seconds on text built for it (and
+// the event loop with it). The generic rule's patterns are written so that every repetition is
+// bounded or ends its match (each start position costs a few steps at most); a driver's patterns,
+// which could be written any way, run on RE2 (re2js), linear by construction.
 
 /** Words that stand beside a code in the messages platforms send. */
-const CODE_WORDS = RE2JS.compile(String.raw`\b(?:codes?|verification|verify|pin|passcode|one[- ]time|otp|security|sign[- ]?in|log[- ]?in|confirm(?:ation)?)\b`, RE2JS.CASE_INSENSITIVE);
-/** A 4–10 character code candidate: letters, digits and hyphens between two letters or digits; it must hold a digit (not a word). */
-const CODE = RE2JS.compile(String.raw`\b[A-Za-z0-9][A-Za-z0-9-]{2,10}[A-Za-z0-9]\b`);
-/** Links and bracketed addresses (an image's name written out of a mail's HTML): never a code. */
-const ADDRESSES = RE2JS.compile(String.raw`\[[^\]\s]*\]|\b(?:https?://|www\.)\S+`, RE2JS.CASE_INSENSITIVE);
+const CODE_WORDS = /\b(?:codes?|verification|verify|pin|passcode|one[- ]time|otp|security|sign[- ]?in|log[- ]?in|confirm(?:ation)?)\b/gi;
+/** A 4–10 character code candidate: letters, digits and hyphens between two letters or digits (at most 12 characters from its start). */
+const CODE = /\b[A-Za-z0-9][A-Za-z0-9-]{2,10}[A-Za-z0-9]\b/g;
+/**
+ * Links and bracketed addresses (an image's name written out of a mail's HTML): never a code. A
+ * bracket's inside holds no `[`, so a run of brackets costs one step each, not a scan to the end.
+ */
+const ADDRESSES = /\[[^[\]\s]*\]|\b(?:https?:\/\/|www\.)\S+/gi;
 /** How far from a code word a code may stand, in characters. */
 const NEAR = 80;
 
@@ -70,10 +75,9 @@ function firstMatch(text: string, pattern: RegExp): string | undefined {
   return (linear.groupCount() > 0 ? matcher.group(1) : null) ?? matcher.group() ?? undefined;
 }
 
-/** Each match's start and text, in order (RE2: one pass over the text). */
-function* matches(pattern: RE2JS, text: string): Generator<{ at: number; text: string }> {
-  const matcher = pattern.matcher(text);
-  while (matcher.find()) yield { at: matcher.start(), text: matcher.group() ?? "" };
+/** Each match's start and text, in order. */
+function* matches(pattern: RegExp, text: string): Generator<{ at: number; text: string }> {
+  for (const match of text.matchAll(pattern)) yield { at: match.index, text: match[0] };
 }
 
 function genericCode(original: string): Found {

@@ -52,7 +52,7 @@ async function connect(accountId: string): Promise<string> {
   return actionId;
 }
 
-async function push(accountId: string, text: string, channel = "email"): Promise<{ id: string; used_for?: string }> {
+async function push(accountId: string, text: string, channel = "email"): Promise<{ id: string; used_for?: string; dropped?: number }> {
   const response = await h.request("POST", `/v1/accounts/${accountId}/messages`, { body: { channel, text } });
   expect(response.status).toBe(202);
   return response.json;
