@@ -3,12 +3,13 @@ import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/api/app.js";
 import { REDACT_PATHS } from "../../src/engine/logger.js";
-import { mountSmsUrl } from "../../src/inbox/sms.js";
+import { mountSmsUrl, type SmsUrlOptions } from "../../src/inbox/sms.js";
 import { listen } from "../../src/main.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 
 // The SMS URL (DESIGN §15) as a gateway meets it: bytes over a real socket on 127.0.0.1, to the
-// REST app with the SMS URL mounted as the service mounts it, on a real SQLite file.
+// REST app with the SMS URL mounted as the service mounts it, on a real SQLite file. Only the
+// clock is the test's (to refill a rate limit without waiting).
 let h: Harness;
 /** Every line the service logged, as written. */
 const logged: string[] = [];
@@ -33,9 +34,9 @@ interface RawResponse {
   body: string;
 }
 
-/** The service's HTTP app with the SMS URL mounted, on a free port; resolves to a sender of raw requests. */
-async function serveSmsUrl(): Promise<(method: string, path: string, contentType: string | undefined, body?: string | Buffer) => Promise<RawResponse>> {
-  const app = createApp({ engine: h.engine, clock: h.clock, logger, extend: (app) => mountSmsUrl(app, h.engine) });
+/** The service's HTTP app with the SMS URL mounted with `options`, on a free port; resolves to a sender of raw requests. */
+async function serveSmsUrl(options: SmsUrlOptions = {}): Promise<(method: string, path: string, contentType: string | undefined, body?: string | Buffer) => Promise<RawResponse>> {
+  const app = createApp({ engine: h.engine, clock: h.clock, logger, extend: (app) => mountSmsUrl(app, h.engine, options) });
   const server = await listen(app, "127.0.0.1", 0);
   servers.push(server);
   return (method, path, contentType, body = "") => raw(server.port, method, path, contentType, Buffer.from(body));
@@ -77,6 +78,39 @@ async function texts(accountId: string): Promise<string[]> {
 }
 
 const json = (text: string): string => JSON.stringify({ from: "+15550100", text });
+
+describe("the SMS URL's rate limit", () => {
+  it("past its burst an inbox's URL is 429 with Retry-After in the request-error shape, and keeps nothing; other inboxes still take texts; a refilled bucket takes one again", async () => {
+    const send = await serveSmsUrl({ textsPerMinute: 6, burst: 3 });
+    const [a, b] = [await inbox(), await inbox()];
+    for (let i = 0; i < 3; i++) expect((await send("POST", a.path, "application/json", json(`code ${i}`))).status).toBe(202);
+    const refused = await send("POST", a.path, "application/json", json("code 3"));
+    expect(refused.status).toBe(429);
+    // 6 a minute: one every 10 s.
+    expect(refused.headers["retry-after"]).toBe("10");
+    expect(JSON.parse(refused.body)).toEqual({ error: { code: "too_many_requests", message: expect.any(String), details: { retry_after: 10 } } });
+    expect(await texts(a.accountId)).toEqual(["code 0", "code 1", "code 2"]);
+    expect((await send("POST", b.path, "application/json", json("code for b"))).status).toBe(202);
+    h.clock.advance(9_000);
+    expect((await send("POST", a.path, "application/json", json("too soon"))).headers["retry-after"]).toBe("1");
+    h.clock.advance(1_000);
+    expect((await send("POST", a.path, "application/json", json("code 4"))).status).toBe(202);
+  });
+
+  it("the counts are a bounded table: the least recently texted inbox is forgotten first, never all at once; unknown tokens take no place in it", async () => {
+    const send = await serveSmsUrl({ textsPerMinute: 1, burst: 2, trackedInboxes: 2 });
+    const [c, d, e] = [await inbox(), await inbox(), await inbox()];
+    const status = async (path: string): Promise<number> => (await send("POST", path, "application/json", json("code 123456"))).status;
+    for (const { path } of [c, d]) expect([await status(path), await status(path), await status(path)]).toEqual([202, 202, 429]);
+    for (let i = 0; i < 20; i++) expect(await status(`/inbound/sms/unknown${i}`)).toBe(404);
+    // Still counted: the unknown tokens took nothing from the table. C is now the most recently texted.
+    expect(await status(c.path)).toBe(429);
+    expect(await status(e.path)).toBe(202);
+    // E pushed out D (the least recently texted), not C and not everything.
+    expect(await status(c.path)).toBe(429);
+    expect(await status(d.path)).toBe(202);
+  });
+});
 
 /** A multipart body with the fields given; `cut` drops its closing delimiter. */
 function multipart(boundary: string, fields: Record<string, string>, cut = false): string {
