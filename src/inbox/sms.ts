@@ -18,7 +18,8 @@ export interface SmsUrlOptions extends Partial<SmsLimits> {
  * Each account's SMS URL (DESIGN §15): `POST /inbound/sms/<token>` with `{"from"?, "text"}` or the
  * form fields `From` and `Body`. The token is the only credential (≥ 128 bits, stored hashed); an
  * unknown or rotated-away token is 404 and nothing is kept. Each inbox takes a bounded number of
- * texts a minute (429 + Retry-After past it).
+ * texts a minute (429 + Retry-After past it). The token is in no error and no log line: the REST
+ * error handler logs this path redacted.
  */
 export function mountSmsUrl(app: Hono, engine: Engine, options: SmsUrlOptions = {}): void {
   const limit = new SmsRateLimit(

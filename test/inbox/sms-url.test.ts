@@ -6,6 +6,7 @@ import { REDACT_PATHS } from "../../src/engine/logger.js";
 import { mountSmsUrl, type SmsUrlOptions } from "../../src/inbox/sms.js";
 import { listen } from "../../src/main.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
+import { sql } from "../helpers/sql.js";
 
 // The SMS URL (DESIGN §15) as a gateway meets it: bytes over a real socket on 127.0.0.1, to the
 // REST app with the SMS URL mounted as the service mounts it, on a real SQLite file. Only the
@@ -151,5 +152,27 @@ describe("bodies", () => {
     expect((await send("POST", path, "multipart/form-data; boundary=abc123", multipart("abc123", { From: "+15550100", Body: "Código 333333" }))).status).toBe(202);
     expect((await send("POST", path, "application/x-www-form-urlencoded; charset=ISO-8859-1", "Body=C%F3digo+444444")).status).toBe(202);
     expect(await texts(accountId)).toEqual(["Código 111111", "Código 222222 & more", "Código 333333", "Código 444444"]);
+  });
+});
+
+describe("the SMS token is in no log line and no error", () => {
+  it("a broken body, a refused text, a wrong method and a failure of ours: the token is nowhere; the failure is logged with the path redacted", async () => {
+    const send = await serveSmsUrl({ textsPerMinute: 1, burst: 2 });
+    const { path, token } = await inbox();
+    const lines = logged.length;
+    const responses = [await send("POST", path, "multipart/form-data; boundary=abc123", "--abc123\r\nbroken"), await send("GET", path, undefined)];
+    // The database refuses the text: the inbox's receive throws.
+    await sql`ALTER TABLE inbox_messages RENAME TO inbox_messages_away`.execute(h.store.adapter.db);
+    try {
+      responses.push(await send("POST", path, "application/json", json("code 123456")));
+    } finally {
+      await sql`ALTER TABLE inbox_messages_away RENAME TO inbox_messages`.execute(h.store.adapter.db);
+    }
+    responses.push(await send("POST", path, "application/json", json("code 123456")));
+    expect(responses.map((response) => response.status)).toEqual([400, 404, 500, 429]);
+    expect(JSON.parse(responses[1]!.body).error.message).toBe("No route GET /inbound/sms/[redacted].");
+    const failures = logged.slice(lines).map((line) => JSON.parse(line) as { msg: string; path?: string; err?: { message: string } });
+    expect(failures).toEqual([expect.objectContaining({ msg: "request failed", path: "/inbound/sms/[redacted]", err: expect.objectContaining({ message: expect.stringContaining("inbox_messages") }) })]);
+    for (const text of [...logged, ...responses.map((response) => JSON.stringify(response))]) expect(text).not.toContain(token);
   });
 });
