@@ -50,11 +50,10 @@ export function createApp(options: AppOptions): Hono {
       if (known.code === "service_unavailable" && typeof retryAfter === "number") c.header("Retry-After", String(retryAfter));
       return c.json(known.toJSON(), known.httpStatus as 400);
     }
-    // Live links carry their capability in the path: never log it.
-    logger.error({ err: error, method: c.req.method, path: c.req.path.replace(/^\/live\/[^/]+/, "/live/[redacted]") }, "request failed");
+    logger.error({ err: error, method: c.req.method, path: redactedPath(c.req.path) }, "request failed");
     return c.json({ error: { code: "internal_error", message: "Something went wrong on our side; the request may be retried." } }, 500);
   });
-  app.notFound((c) => c.json(new AppError("not_found", `No route ${c.req.method} ${c.req.path}.`).toJSON(), 404));
+  app.notFound((c) => c.json(new AppError("not_found", `No route ${c.req.method} ${redactedPath(c.req.path)}.`).toJSON(), 404));
 
   app.get("/healthz", (c) => ((options.isReady?.() ?? true) ? c.json({ ok: true }) : c.json({ ok: false }, 503)));
   // Built on first request, not at every start (≈ 100 ms of turning schemas into JSON Schema).
@@ -116,6 +115,14 @@ export function createApp(options: AppOptions): Hono {
 }
 
 const NO_QUERY = z.strictObject({});
+
+/** Live links and SMS URLs carry their credential in the path: it is in no log line and no error. */
+const CAPABILITY_IN_PATH = /\/(live|inbound\/+sms)\/+[^/]+/gi;
+
+/** `path` with the credential of a capability URL replaced by `[redacted]`. */
+function redactedPath(path: string): string {
+  return path.replace(CAPABILITY_IN_PATH, (_, surface: string) => `/${surface}/[redacted]`);
+}
 
 /** A route's input; headers and the abort signal are built on first use (most routes read neither, and the server makes each on demand). */
 class Input implements RouteInput<unknown, unknown, unknown> {
