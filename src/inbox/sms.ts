@@ -45,7 +45,6 @@ export function mountSmsUrl(app: Hono, engine: Engine, options: SmsUrlOptions = 
     const { from, text } = await readSmsText(c);
     const message = await engine.inbox.receive(accountId, { channel: "sms", source: "sms_url", from, text });
     // How many older unused messages the inbox dropped to keep this one (its quota), when any.
-    const { dropped } = message as typeof message & { dropped?: number };
-    return c.json({ id: message.id, received_at: message.received_at, ...(typeof dropped === "number" && dropped > 0 ? { dropped } : {}) }, 202);
+    return c.json({ id: message.id, received_at: message.received_at, ...(message.dropped > 0 ? { dropped: message.dropped } : {}) }, 202);
   });
 }

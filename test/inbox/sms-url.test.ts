@@ -5,8 +5,9 @@ import { createApp } from "../../src/api/app.js";
 import { REDACT_PATHS } from "../../src/engine/logger.js";
 import { mountSmsUrl, type SmsUrlOptions } from "../../src/inbox/sms.js";
 import { listen } from "../../src/main.js";
+import { Sealer } from "../../src/store/crypto.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { sql } from "../helpers/sql.js";
+import { rows, sql } from "../helpers/sql.js";
 
 // The SMS URL (DESIGN §15) as a gateway meets it: bytes over a real socket on 127.0.0.1, to the
 // REST app with the SMS URL mounted as the service mounts it, on a real SQLite file. Only the
@@ -72,10 +73,11 @@ async function inbox(): Promise<{ accountId: string; path: string; token: string
   return { accountId: created.json.id, path: `/inbound/sms/${sms}`, token: sms };
 }
 
-/** The account's unused texts, opened (what the inbox matches codes in), sorted: the fake clock gives them one time. */
+/** The account's texts as kept, opened with the service's key, sorted: the fake clock gives them one time. */
 async function texts(accountId: string): Promise<string[]> {
-  const now = h.clock.now().toISOString();
-  return (await h.store.inbox.unused(accountId, "sms", "1970-01-01T00:00:00.000Z", now)).map((message) => message.text).sort();
+  const kept = await rows<{ id: string; body_sealed: Buffer }>(h.store, sql`SELECT id, body_sealed FROM inbox_messages WHERE account_id = ${accountId} AND channel = 'sms'`);
+  const sealer = new Sealer(h.masterKey);
+  return kept.map((row) => sealer.open(Buffer.from(row.body_sealed), `message:${row.id}:body`)).sort();
 }
 
 const json = (text: string): string => JSON.stringify({ from: "+15550100", text });
