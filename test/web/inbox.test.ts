@@ -71,9 +71,9 @@ describe("the account page's inbox", () => {
 
     const rows = page.locator('section[aria-labelledby="inbox-title"] tbody tr');
     await expect.poll(() => rows.count()).toBe(2);
-    // Newest first: the pushed text (unused), then the mail that answered the connect.
+    // Newest first: the pushed text (unused: nothing found in it), then the mail that answered the connect.
     expect(await rows.nth(0).locator('td[data-label="Channel"]').innerText()).toBe("text (pushed)");
-    expect(await rows.nth(0).locator('td[data-label="Used for"]').innerText()).toBe("unused");
+    expect(await rows.nth(0).locator('td[data-label="Used for"]').innerText()).toBe("unused: no code or link found");
     expect(await rows.nth(1).locator('td[data-label="Channel"]').innerText()).toBe("e-mail (mailed)");
     expect(await rows.nth(1).locator('td[data-label="From"]').innerText()).toMatch(/@/);
     expect(await rows.nth(1).locator('td[data-label="Used for"]').innerText()).toBe("Connect succeeded");
