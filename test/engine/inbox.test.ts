@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ExecutionContext } from "../../src/engine/execution/index.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { ScriptedExecutor, eventually, gate } from "../helpers/scripted-executor.js";
+import { SCRIPTED_PLATFORM, ScriptedExecutor, eventually, gate } from "../helpers/scripted-executor.js";
 
 // The inbox's rules of matching (DESIGN §15) on the real engine and store (SQLite here; PostgreSQL
 // under test:postgres), the platform scripted: the script asks for an email_code and returns the
@@ -197,5 +197,34 @@ describe("the inbox's rules of matching", () => {
     expect((await h.request("POST", `/v1/accounts/${accountId}/messages`, { key: operator, body: { channel: "email", text: "code 123456" } })).status).toBe(202);
     expect((await h.request("POST", `/v1/accounts/${accountId}/messages`, { body: { channel: "fax", text: "code 123456" } })).status).toBe(422);
     expect((await h.request("POST", `/v1/accounts/${accountId}/inbox/rotate`, { key: operator })).status).toBe(403);
+  });
+});
+
+describe("who may answer: a platform that declares its senders", () => {
+  /** Receives a mail as the SMTP listener hands it over, with the domains its DKIM signatures proved. */
+  async function mail(accountId: string, text: string, authenticated: string[]) {
+    return h.engine.inbox.receive(accountId, { channel: "email", source: "smtp", from: "Platform <no-reply@platform.example>", text, authenticated });
+  }
+
+  it("only mail a declared sender's DKIM signature proves is typed; other mail is kept and listed, never typed", async () => {
+    typed = [];
+    beforeChallenge = undefined;
+    const platform = { ...SCRIPTED_PLATFORM, inbox: { senders: ["platform.example"] } };
+    h = await createHarness({ executor: codeScript(), engine: { platforms: [platform] } });
+    const accountId = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "carol", password: "pw" } })).json.id as string;
+    const actionId = await connect(accountId);
+    // Unsigned, signed by another domain, or by a bare top-level name: kept, never typed.
+    for (const authenticated of [[], ["evil.example"], ["example"], ["platform.example.evil.test"]]) {
+      expect(await mail(accountId, "Your verification code is 000000", authenticated)).toMatchObject({ found: "code", may_answer: false, used_for: undefined });
+    }
+    // A text is not mail: the SMS URL is the credential, and it answers only sms_code challenges anyway.
+    expect((await push(accountId, "Your verification code is 111111", "sms")).used_for).toBeUndefined();
+    expect((await h.request("GET", `/v1/actions/${actionId}`)).json.status).toBe("needs_input");
+    // Signed by a subdomain of the declared sender: typed.
+    expect(await mail(accountId, "Your verification code is 246810", ["mail.platform.example"])).toMatchObject({ may_answer: true, used_for: actionId });
+    expect(await ended(actionId)).toMatchObject({ status: "succeeded", answered_by: "inbox", result: { answer: "246810" } });
+    expect(typed).toEqual(["246810"]);
+    const listed = (await h.request("GET", `/v1/accounts/${accountId}/messages`)).json.data as { may_answer: boolean }[];
+    expect(listed.map((message) => message.may_answer).sort()).toEqual([false, false, false, false, true, true]);
   });
 });
