@@ -20,6 +20,8 @@ let certDir: string;
 /** A self-signed certificate for localhost / 127.0.0.1 and its key, and a second key it does not fit. */
 let pem: { certFile: string; keyFile: string; otherKeyFile: string; cert: Buffer; key: Buffer };
 let listener: MailListener | undefined;
+/** Raw sessions a test opened, closed after it even when it fails (else closing the listener waits 30 s for them). */
+const opened: RawSmtp[] = [];
 
 beforeAll(async () => {
   harness = await createHarness({ engine: { inbox: { mailDomain: "inbox.localhost", smtpOn: true } } });
@@ -31,6 +33,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterEach(async () => {
+  for (const client of opened.splice(0)) client.close();
   await listener?.close();
   listener = undefined;
 });
@@ -43,6 +46,12 @@ afterAll(async () => {
 async function listen(options: Partial<MailListenerOptions> = {}): Promise<number> {
   listener = await startMailListener(harness.engine, { host: "127.0.0.1", port: 0, logger: silentLogger, ...options });
   return listener.port;
+}
+
+async function open(port: number): Promise<{ client: RawSmtp; greeting: string }> {
+  const session = await RawSmtp.open(port);
+  opened.push(session.client);
+  return session;
 }
 
 /** A new account and its inbox address. */
@@ -72,7 +81,7 @@ async function send(port: number, mail: SendMailOptions, transport: object = { i
 describe("STARTTLS", () => {
   it("with a certificate, STARTTLS is offered and a mail sent over TLS is received", async () => {
     const port = await listen({ tls: { cert: pem.cert, key: pem.key } });
-    const { client } = await RawSmtp.open(port);
+    const { client } = await open(port);
     expect(await client.command("EHLO test.example")).toMatch(/^250-.*STARTTLS/ms);
     client.close();
     const { accountId, email } = await inboxAccount();
@@ -83,7 +92,7 @@ describe("STARTTLS", () => {
 
   it("without one (loopback), STARTTLS is not offered and plaintext mail is received", async () => {
     const port = await listen();
-    const { client } = await RawSmtp.open(port);
+    const { client } = await open(port);
     expect(await client.command("EHLO test.example")).not.toMatch(/STARTTLS/);
     client.close();
     const { accountId, email } = await inboxAccount();
@@ -123,18 +132,16 @@ describe("STARTTLS", () => {
 describe("limits", () => {
   it("a connection past the cap is answered 421 and closed", async () => {
     const port = await listen({ maxConnections: 2 });
-    const [first, second] = [await RawSmtp.open(port), await RawSmtp.open(port)];
+    const [first, second] = [await open(port), await open(port)];
     expect([first.greeting, second.greeting]).toEqual([expect.stringMatching(/^220 /), expect.stringMatching(/^220 /)]);
-    const third = await RawSmtp.open(port);
+    const third = await open(port);
     expect(third.greeting).toMatch(/^421 .*Too many connected clients/);
     await third.client.closed;
-    first.client.close();
-    second.client.close();
   });
 
   it("a session kept busy with NOOPs still ends at its deadline (421)", async () => {
     const port = await listen({ sessionMs: 1_500 });
-    const { client } = await RawSmtp.open(port);
+    const { client } = await open(port);
     expect(await client.command("EHLO test.example")).toMatch(/^250/);
     let ended: string | undefined;
     // A NOOP every 200 ms, far inside the idle timeout: only the session deadline can end this.
@@ -150,7 +157,7 @@ describe("limits", () => {
   it("a DATA phase that trickles past its deadline is ended (421) and nothing is kept", async () => {
     const port = await listen({ dataMs: 1_000 });
     const { accountId, email } = await inboxAccount();
-    const { client } = await RawSmtp.open(port);
+    const { client } = await open(port);
     await client.command("EHLO test.example");
     expect(await client.command("MAIL FROM:<someone@example.com>")).toMatch(/^250/);
     expect(await client.command(`RCPT TO:<${email}>`)).toMatch(/^250/);
@@ -167,7 +174,7 @@ describe("limits", () => {
 
   it("a client that says nothing is closed at the idle timeout (421)", async () => {
     const port = await listen({ idleMs: 500 });
-    const { client } = await RawSmtp.open(port);
+    const { client } = await open(port);
     expect(await client.reply()).toMatch(/^421 .*Timeout/);
     await client.closed;
   });
@@ -175,7 +182,7 @@ describe("limits", () => {
   it("after the cap of refused recipients, the next RCPT is answered 421 and the session closed", async () => {
     const port = await listen({ maxRefusedRecipients: 3 });
     const { email } = await inboxAccount();
-    const { client } = await RawSmtp.open(port);
+    const { client } = await open(port);
     await client.command("EHLO test.example");
     await client.command("MAIL FROM:<someone@example.com>");
     for (let i = 0; i < 3; i++) expect(await client.command(`RCPT TO:<${i}${UNKNOWN.slice(1)}>`)).toMatch(/^550 /);
