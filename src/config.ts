@@ -1,6 +1,9 @@
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { createSecureContext } from "node:tls";
 import { z } from "zod";
 import { parseEndpoint, type EndpointSpec } from "./browser/endpoint-spec.js";
+import { plaintextRefusal, type SmtpTls } from "./inbox/smtp-tls.js";
 
 const port = z.coerce.number().int().min(0).max(65_535);
 const emptyAsUndefined = (value: unknown): unknown => (value === "" ? undefined : value);
@@ -52,6 +55,16 @@ const platformUrls = z.string().transform((value, context) => {
     urls[name] = parsed.toString().replace(/\/+$/, "");
   }
   return urls;
+});
+
+/** A PEM file's path, read at start-up: a file that cannot be read is a clear error now, not at the first STARTTLS. */
+const pemFile = z.string().transform((path, context) => {
+  try {
+    return readFileSync(resolve(path));
+  } catch (error) {
+    context.addIssue({ code: "custom", message: `cannot be read (${(error as NodeJS.ErrnoException).code ?? "unreadable"})` });
+    return z.NEVER;
+  }
 });
 
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
@@ -113,6 +126,12 @@ export const ConfigSchema = z.object({
     .regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, "must be a domain name, e.g. inbox.example.com")
     .default("inbox.localhost")
     .transform((domain) => domain.toLowerCase()),
+
+  // The SMTP listener as an MX (DESIGN §15): STARTTLS, and plaintext on a public address only when asked for.
+  ACTION_SERVICE_SMTP_TLS_CERT: optional(pemFile),
+  ACTION_SERVICE_SMTP_TLS_KEY: optional(pemFile),
+  ACTION_SERVICE_SMTP_ALLOW_PLAINTEXT: z.preprocess(emptyAsUndefined, z.enum(["true", "false"]).default("false")),
+
   ACTION_SERVICE_METRICS_TOKEN: optional(z.string().regex(/^[\x21-\x7e]{16,512}$/, "must be 16 to 512 printable characters without spaces (e.g. `openssl rand -hex 32`)")),
   ACTION_SERVICE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
@@ -157,11 +176,21 @@ export interface Config {
   /** Webhooks may target private and loopback addresses (`ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE`). */
   webhookAllowPrivate: boolean;
   /** The inbox's SMTP listener (DESIGN §15): `port` undefined when `ACTION_SERVICE_SMTP_PORT` is unset (off). */
-  smtp: { port: number | undefined; host: string };
+  smtp: SmtpConfig;
   /** `ACTION_SERVICE_MAIL_DOMAIN`: inbox addresses are `<token>@<domain>`. */
   mailDomain: string;
   /** `ACTION_SERVICE_METRICS_TOKEN`: a bearer token that may read `GET /metrics` besides an admin key (DESIGN §16); undefined: admin keys only. */
   metricsToken: string | undefined;
+}
+
+/** The inbox's SMTP listener (DESIGN §15). */
+export interface SmtpConfig {
+  port: number | undefined;
+  host: string;
+  /** STARTTLS's certificate and key (`ACTION_SERVICE_SMTP_TLS_CERT` / `_KEY`); undefined: no STARTTLS. */
+  tls: SmtpTls | undefined;
+  /** `ACTION_SERVICE_SMTP_ALLOW_PLAINTEXT`: a listener on a non-loopback address may start without TLS. */
+  allowPlaintext: boolean;
 }
 
 /** x402 top-ups: `settings` when every variable is set, else the names still `missing`. */
@@ -231,10 +260,31 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     logLevel: env.ACTION_SERVICE_LOG_LEVEL,
     x402: x402Config(env),
     webhookAllowPrivate: env.ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE === "true",
-    smtp: { port: env.ACTION_SERVICE_SMTP_PORT, host: env.ACTION_SERVICE_SMTP_HOST },
+    smtp: smtpConfig(env),
     mailDomain: env.ACTION_SERVICE_MAIL_DOMAIN,
     metricsToken: env.ACTION_SERVICE_METRICS_TOKEN,
   };
+}
+
+/** The SMTP listener's settings; a certificate without its key (or one that does not fit it), or plaintext on a public address, is a ConfigError. */
+function smtpConfig(env: z.infer<typeof ConfigSchema>): SmtpConfig {
+  const [cert, key] = [env.ACTION_SERVICE_SMTP_TLS_CERT, env.ACTION_SERVICE_SMTP_TLS_KEY];
+  const problems: string[] = [];
+  if ((cert === undefined) !== (key === undefined)) problems.push("ACTION_SERVICE_SMTP_TLS_CERT and ACTION_SERVICE_SMTP_TLS_KEY: give both (the certificate and its private key, PEM) or neither");
+  const tls = cert && key ? { cert, key } : undefined;
+  if (tls) {
+    try {
+      createSecureContext(tls);
+    } catch (error) {
+      // OpenSSL's reason names what is wrong, never the key's content.
+      problems.push(`ACTION_SERVICE_SMTP_TLS_CERT and ACTION_SERVICE_SMTP_TLS_KEY: not a PEM certificate and its private key (${(error as Error).message})`);
+    }
+  }
+  const allowPlaintext = env.ACTION_SERVICE_SMTP_ALLOW_PLAINTEXT === "true";
+  const refusal = env.ACTION_SERVICE_SMTP_PORT === undefined ? undefined : plaintextRefusal(env.ACTION_SERVICE_SMTP_HOST, tls, allowPlaintext);
+  if (refusal) problems.push(`ACTION_SERVICE_SMTP_HOST=${JSON.stringify(env.ACTION_SERVICE_SMTP_HOST)}: ${refusal}`);
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((line) => `  ${line}`).join("\n")}`);
+  return { port: env.ACTION_SERVICE_SMTP_PORT, host: env.ACTION_SERVICE_SMTP_HOST, tls, allowPlaintext };
 }
 
 function x402Config(env: z.infer<typeof ConfigSchema>): X402Config {

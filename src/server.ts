@@ -121,7 +121,8 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   }
   let mail: MailListener | undefined;
   try {
-    mail = config.smtp.port === undefined ? undefined : await startMailListener(service.engine, { host: config.smtp.host, port: config.smtp.port, logger: options.logger });
+    const { port, host, tls, allowPlaintext } = config.smtp;
+    mail = port === undefined ? undefined : await startMailListener(service.engine, { host, port, tls, allowPlaintext, logger: options.logger });
   } catch (error) {
     await http?.close();
     await service.close();
