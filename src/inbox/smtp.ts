@@ -4,6 +4,7 @@ import { SMTPServer, type SMTPServerSession } from "smtp-server";
 import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
 import { MAX_MESSAGE_CHARS } from "../engine/inbox/index.js";
+import { authenticatedDomains, type TxtResolver } from "./dkim.js";
 
 /** The largest mail taken: sign-in mails are a few kilobytes; a platform's HTML mail well under this. */
 export const MAX_MAIL_BYTES = 512 * 1024;
@@ -18,6 +19,8 @@ export interface MailListenerOptions {
   logger: Logger;
   maxBytes?: number;
   mailsPerMinute?: number;
+  /** Where mails' DKIM keys are looked up (default: DNS through the system's resolver). */
+  dkimResolver?: TxtResolver | undefined;
 }
 
 export interface MailListener {
@@ -83,7 +86,7 @@ export async function startMailListener(engine: Engine, options: MailListenerOpt
       stream.on("end", () => {
         if (bytes > maxBytes || (stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) return callback(reply(552, `5.3.4 A mail may be at most ${maxBytes} bytes.`));
         const accounts = [...(recipients.get(session) ?? [])];
-        deliver(engine, Buffer.concat(chunks), accounts).then(
+        deliver(engine, Buffer.concat(chunks), accounts, options.dkimResolver).then(
           () => callback(),
           (error: unknown) => {
             options.logger.warn({ err: error, accounts: accounts.length }, "the inbox could not keep a mail");
@@ -109,13 +112,17 @@ export async function startMailListener(engine: Engine, options: MailListenerOpt
   };
 }
 
-/** Parses a mail and gives it to each recipient account's inbox. */
-async function deliver(engine: Engine, raw: Buffer, accounts: readonly string[]): Promise<void> {
+/**
+ * Parses a mail and gives it to each recipient account's inbox, with the domains whose DKIM
+ * signature vouches for its `From` (DESIGN §15 "Who may answer"; none when DNS fails or is slow —
+ * the mail is kept all the same).
+ */
+async function deliver(engine: Engine, raw: Buffer, accounts: readonly string[], resolver: TxtResolver | undefined): Promise<void> {
   if (accounts.length === 0) return;
-  const mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
+  const [mail, authenticated] = await Promise.all([simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true }), authenticatedDomains(raw, { resolver })]);
   const text = mailText(mail);
   for (const accountId of accounts) {
-    await engine.inbox.receive(accountId, { channel: "email", source: "smtp", from: mail.from?.text, text });
+    await engine.inbox.receive(accountId, { channel: "email", source: "smtp", from: mail.from?.text, text, authenticated });
   }
 }
 

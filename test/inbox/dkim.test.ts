@@ -1,9 +1,12 @@
 import { dkimSign } from "mailauth";
 import nodemailer from "nodemailer";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/engine/logger.js";
 import { aligned, authenticatedDomains, dnsResolver, MAX_SIGNATURES, type TxtResolver } from "../../src/inbox/dkim.js";
+import { startMailListener } from "../../src/inbox/index.js";
 import { dkimRecord, generateDkimKey, type DkimKey } from "../../src/sandbox/dkim.js";
 import { startLocalDns, type LocalDns } from "../helpers/dns.js";
+import { createHarness } from "../helpers/harness.js";
 
 // Who may answer (DESIGN §15): a mail vouches for the domains whose DKIM signature verifies and
 // aligns with its From — checked against keys published on a real DNS server on 127.0.0.1.
@@ -117,4 +120,32 @@ describe("authenticatedDomains", () => {
     }
     expect(await authenticatedDomains(signed, { resolver })).toEqual(["sandbox.localhost"]);
   }, 20_000);
+});
+
+describe("the SMTP listener", () => {
+  it("gives each mail's inbox the domains that vouch for it: the signing domain for a signed mail, none unsigned; both are kept", async () => {
+    const harness = await createHarness({ engine: { inbox: { mailDomain: "inbox.localhost", smtpOn: true } } });
+    const listener = await startMailListener(harness.engine, { host: "127.0.0.1", port: 0, logger: silentLogger, dkimResolver: dnsResolver([dns.address]) });
+    try {
+      const created = await harness.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "carol", password: "sandbox-password" } });
+      const { id: accountId, inbox } = created.json as { id: string; inbox: { email: string } };
+      const received: { authenticated?: readonly string[] | undefined }[] = [];
+      const { inbox: engineInbox } = harness.engine;
+      const receive = engineInbox.receive.bind(engineInbox);
+      engineInbox.receive = (account, message) => {
+        received.push(message);
+        return receive(account, message);
+      };
+      for (const keys of [[key], []]) {
+        const transport = nodemailer.createTransport({ host: "127.0.0.1", port: listener.port, secure: false, ignoreTLS: true, ...(keys.length > 0 ? { dkim: { domainName: "sandbox.localhost", keySelector: key.selector, privateKey: key.privateKey } } : {}) });
+        await transport.sendMail({ from: FROM, to: inbox.email, subject: "Your Sandbox Social code is 123456", text: "Your Sandbox Social sign-in code is 123456" });
+        transport.close();
+      }
+      expect(received.map((message) => message.authenticated)).toEqual([["sandbox.localhost"], []]);
+      expect((await harness.request("GET", `/v1/accounts/${accountId}/messages`)).json.data).toHaveLength(2);
+    } finally {
+      await listener.close();
+      await harness.destroy();
+    }
+  });
 });

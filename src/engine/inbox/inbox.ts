@@ -118,7 +118,7 @@ export class Inbox {
   }
 
   /** Keeps a message (sealed, 24 h) and answers the account's waiting challenge with it if it can. */
-  async receive(accountId: string, message: { channel: InboxChannel; source: MessageSource; from: string | undefined; text: string }): Promise<ListedMessage> {
+  async receive(accountId: string, message: { channel: InboxChannel; source: MessageSource; from: string | undefined; text: string; authenticated?: readonly string[] }): Promise<ListedMessage> {
     const now = this.core.lifecycle.clock.now();
     const record = {
       id: newId("msg"),
