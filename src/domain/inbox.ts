@@ -21,6 +21,8 @@ export const MESSAGE_KEPT_MS = 24 * 60 * 60 * 1000;
 export interface MessagePatterns {
   code?: RegExp;
   link?: RegExp;
+  /** The platform's sending domains: then only mail DKIM-signed by one of them, aligned with its `From`, answers (DESIGN §15). */
+  senders?: readonly string[];
 }
 
 /** What the inbox found in a message: a code to type, or a sign-in link to open. */
