@@ -146,10 +146,12 @@ async function main(argv: string[]): Promise<void> {
       return (await import("./commands/mcp.js")).runMcp(config());
     case "sandbox": {
       const settings = config();
-      const { startSandbox } = await import("./sandbox/index.js");
+      const { readDkimKey, startSandbox } = await import("./sandbox/index.js");
+      const { keyPath, selector } = settings.sandboxDkim;
       const sandbox = await startSandbox({
         port: settings.sandboxPort,
         smtpUrl: settings.sandboxSmtpUrl,
+        dkim: keyPath ? readDkimKey(keyPath, selector) : undefined,
         onDeliveryFailure: (error, channel) => console.error(`sandbox: a sign-in ${channel === "email" ? "mail" : "text"} was not delivered: ${error instanceof Error ? error.message : String(error)}`),
       });
       onShutdown(() => sandbox.close());

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { resolve } from "node:path";
 import { createSecureContext } from "node:tls";
 import { z } from "zod";
@@ -67,6 +68,33 @@ const pemFile = z.string().transform((path, context) => {
   }
 });
 
+/**
+ * `ACTION_SERVICE_DNS_SERVERS` (DESIGN §15): comma-separated DNS servers for the inbox's DKIM
+ * look-ups, each an IP address with an optional port (`10.0.0.2`, `10.0.0.2:5353`, `::1`, `[::1]:5353`).
+ */
+const dnsServers = z.string().transform((value, context) => {
+  const servers: string[] = [];
+  for (const entry of value.split(",").map((part) => part.trim()).filter((part) => part !== "")) {
+    if (!dnsServer(entry)) {
+      context.addIssue({ code: "custom", message: `"${entry}" is not a DNS server's IP address with an optional port, e.g. 10.0.0.2, 10.0.0.2:5353 or [::1]:53` });
+      return z.NEVER;
+    }
+    servers.push(entry);
+  }
+  return servers;
+});
+
+/** Whether `entry` is what node's `dns.setServers` takes: an IP address, `IPv4:port` or `[IPv6]:port`. */
+function dnsServer(entry: string): boolean {
+  if (isIP(entry) !== 0) return true;
+  const match = /^\[([^\]]+)\]:(\d{1,5})$/.exec(entry) ?? /^([^:]+):(\d{1,5})$/.exec(entry);
+  if (!match || Number(match[2]) < 1 || Number(match[2]) > 65_535) return false;
+  return isIP(match[1]!) === (entry.startsWith("[") ? 6 : 4);
+}
+
+/** A DKIM selector: one or more DNS labels. */
+const dkimSelector = z.string().regex(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, "must be a DNS label, e.g. sandbox or s2025");
+
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(emptyAsUndefined, schema.optional());
 
@@ -97,6 +125,8 @@ export const ConfigSchema = z.object({
   SANDBOX_PORT: port.default(8788),
   SANDBOX_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
   SANDBOX_SMTP_URL: optional(z.url({ protocol: /^smtp$/, error: "must be smtp://host:port (plain SMTP, no login)" })),
+  SANDBOX_DKIM_KEY: optional(z.string()),
+  SANDBOX_DKIM_SELECTOR: z.preprocess(emptyAsUndefined, dkimSelector.default("sandbox")),
   ACTION_SERVICE_CHALLENGE_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(600),
   ACTION_SERVICE_FREE_CREDITS: z.coerce.number().int().min(0).max(1_000_000_000).default(100),
   ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: z.coerce.number().int().min(1).max(256).default(8),
@@ -132,6 +162,7 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_SMTP_TLS_KEY: optional(pemFile),
   ACTION_SERVICE_SMTP_ALLOW_PLAINTEXT: z.preprocess(emptyAsUndefined, z.enum(["true", "false"]).default("false")),
 
+  ACTION_SERVICE_DNS_SERVERS: z.preprocess(emptyAsUndefined, dnsServers.optional()),
   ACTION_SERVICE_METRICS_TOKEN: optional(z.string().regex(/^[\x21-\x7e]{16,512}$/, "must be 16 to 512 printable characters without spaces (e.g. `openssl rand -hex 32`)")),
   ACTION_SERVICE_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
@@ -154,6 +185,8 @@ export interface Config {
   sandboxUrl: string;
   /** Where the sandbox mails its codes and sign-in links (`SANDBOX_SMTP_URL`, `smtp://host:port`); undefined: only its outbox has them. */
   sandboxSmtpUrl: string | undefined;
+  /** What the sandbox DKIM-signs its mails with: the PEM key's path (`SANDBOX_DKIM_KEY`; undefined: unsigned, or a fresh key when the service runs the sandbox) and the selector (`SANDBOX_DKIM_SELECTOR`). */
+  sandboxDkim: { keyPath: string | undefined; selector: string };
   /** Platforms enabled beside the sandbox and where each lives (`ACTION_SERVICE_PLATFORMS`). */
   platforms: Readonly<Record<string, string>>;
   challengeTtlSeconds: number;
@@ -179,6 +212,8 @@ export interface Config {
   smtp: SmtpConfig;
   /** `ACTION_SERVICE_MAIL_DOMAIN`: inbox addresses are `<token>@<domain>`. */
   mailDomain: string;
+  /** `ACTION_SERVICE_DNS_SERVERS`: where the inbox looks up DKIM keys (`host` or `host:port`); undefined: the system's resolver. */
+  dnsServers: string[] | undefined;
   /** `ACTION_SERVICE_METRICS_TOKEN`: a bearer token that may read `GET /metrics` besides an admin key (DESIGN §16); undefined: admin keys only. */
   metricsToken: string | undefined;
 }
@@ -244,6 +279,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     sandboxPort: env.SANDBOX_PORT,
     sandboxUrl: (env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`).replace(/\/+$/, ""),
     sandboxSmtpUrl: env.SANDBOX_SMTP_URL,
+    sandboxDkim: { keyPath: env.SANDBOX_DKIM_KEY === undefined ? undefined : resolve(env.SANDBOX_DKIM_KEY), selector: env.SANDBOX_DKIM_SELECTOR },
     platforms: env.ACTION_SERVICE_PLATFORMS ?? {},
     challengeTtlSeconds: env.ACTION_SERVICE_CHALLENGE_TTL_SECONDS,
     freeCredits: env.ACTION_SERVICE_FREE_CREDITS,
@@ -262,6 +298,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     webhookAllowPrivate: env.ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE === "true",
     smtp: smtpConfig(env),
     mailDomain: env.ACTION_SERVICE_MAIL_DOMAIN,
+    dnsServers: env.ACTION_SERVICE_DNS_SERVERS?.length ? env.ACTION_SERVICE_DNS_SERVERS : undefined,
     metricsToken: env.ACTION_SERVICE_METRICS_TOKEN,
   };
 }

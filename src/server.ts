@@ -8,14 +8,14 @@ import type { Logger } from "./engine/logger.js";
 import { LiveHub, type LiveHubOptions } from "./browser/live/hub.js";
 import { mountLive } from "./browser/live/routes.js";
 import { createService, listen, type Service, type ServiceParts } from "./main.js";
-import { mountSmsUrl, startMailListener, type MailListener } from "./inbox/index.js";
+import { dnsResolver, mountSmsUrl, startMailListener, withTxtRecords, type MailListener } from "./inbox/index.js";
 import { defaultAllowedHosts, type OriginPolicy } from "./api/origin.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
 import { mountMetrics } from "./api/metrics.js";
 import { ServiceMetrics } from "./metrics/index.js";
 import { mountWebApp } from "./web/index.js";
 import { enabledPlatforms } from "./platforms/index.js";
-import { startSandbox, type RunningSandbox } from "./sandbox/index.js";
+import { dkimRecord, generateDkimKey, readDkimKey, startSandbox, type RunningSandbox } from "./sandbox/index.js";
 
 export interface ServerOptions {
   logger: Logger;
@@ -57,10 +57,18 @@ export interface RunningServer {
 export async function startServer(config: Config, options: ServerOptions): Promise<RunningServer> {
   // A platform no driver has is refused before anything starts.
   enabledPlatforms(config.sandboxUrl, config.platforms);
+  // The sandbox run here signs its mails (its driver declares its senders, DESIGN §15): with the
+  // configured key, else a fresh one. No DNS publishes it: the inbox's DKIM look-ups answer it here.
+  const { keyPath, selector } = config.sandboxDkim;
+  const sandboxKey = options.sandbox ? (keyPath ? readDkimKey(keyPath, selector) : generateDkimKey(selector)) : undefined;
+  const dns = dnsResolver(config.dnsServers);
+  const record = sandboxKey && dkimRecord(sandboxKey);
+  const dkimResolver = record ? withTxtRecords({ [record.name]: record.value }, dns) : dns;
   const sandbox = options.sandbox
     ? await startSandbox({
       port: config.sandboxPort,
       smtpUrl: config.sandboxSmtpUrl,
+      dkim: sandboxKey,
       onDeliveryFailure: (error, channel) => options.logger.warn({ err: error, channel }, "the sandbox could not deliver a sign-in message"),
     })
     : undefined;
@@ -122,7 +130,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   let mail: MailListener | undefined;
   try {
     const { port, host, tls, allowPlaintext } = config.smtp;
-    mail = port === undefined ? undefined : await startMailListener(service.engine, { host, port, tls, allowPlaintext, logger: options.logger });
+    mail = port === undefined ? undefined : await startMailListener(service.engine, { host, port, tls, allowPlaintext, logger: options.logger, dkimResolver });
   } catch (error) {
     await http?.close();
     await service.close();

@@ -42,6 +42,20 @@ describe("configuration", () => {
     expect(() => loadConfig({ SANDBOX_SMTP_URL: "http://127.0.0.1:2525" })).toThrow(/SANDBOX_SMTP_URL="http:\/\/127.0.0.1:2525": must be smtp:\/\/host:port/);
   });
 
+  it("reads ACTION_SERVICE_DNS_SERVERS as IP addresses with optional ports; a malformed entry is a clear error", () => {
+    expect(loadConfig({}).dnsServers).toBe(undefined);
+    expect(loadConfig({ ACTION_SERVICE_DNS_SERVERS: " 10.0.0.2, 127.0.0.1:5353,::1,[::1]:53 " }).dnsServers).toEqual(["10.0.0.2", "127.0.0.1:5353", "::1", "[::1]:53"]);
+    for (const bad of ["dns.example.com", "10.0.0.2:0", "10.0.0.2:70000", "[10.0.0.2]:53", "::1:53x", "10.0.0.2:"]) {
+      expect(() => loadConfig({ ACTION_SERVICE_DNS_SERVERS: `127.0.0.1,${bad}` }), bad).toThrow(new RegExp(`ACTION_SERVICE_DNS_SERVERS=.*"${bad.replace(/[.[\]]/g, "\\$&")}" is not a DNS server's IP address with an optional port`));
+    }
+  });
+
+  it("reads SANDBOX_DKIM_KEY as a path and SANDBOX_DKIM_SELECTOR (default sandbox) as a DNS label", () => {
+    expect(loadConfig({}).sandboxDkim).toEqual({ keyPath: undefined, selector: "sandbox" });
+    expect(loadConfig({ SANDBOX_DKIM_KEY: "/etc/dkim.pem", SANDBOX_DKIM_SELECTOR: "s2025" }).sandboxDkim).toEqual({ keyPath: "/etc/dkim.pem", selector: "s2025" });
+    expect(() => loadConfig({ SANDBOX_DKIM_SELECTOR: "not a label" })).toThrow(/SANDBOX_DKIM_SELECTOR="not a label": must be a DNS label/);
+  });
+
   it("reads ACTION_SERVICE_METRICS_TOKEN; a bad one is named without showing it", () => {
     expect(loadConfig({}).metricsToken).toBe(undefined);
     expect(loadConfig({ ACTION_SERVICE_METRICS_TOKEN: "f".repeat(64) }).metricsToken).toBe("f".repeat(64));

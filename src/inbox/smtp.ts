@@ -7,6 +7,7 @@ import { MAX_MESSAGE_CHARS } from "../engine/inbox/index.js";
 import { SENDERS_REMEMBERED, SenderLimit } from "./sender-limit.js";
 import { SessionDeadlines } from "./smtp-sessions.js";
 import { plaintextRefusal, type SmtpTls } from "./smtp-tls.js";
+import { authenticatedDomains, type TxtResolver } from "./dkim.js";
 
 /** The largest mail taken: sign-in mails are a few kilobytes; a platform's HTML mail well under this. */
 export const MAX_MAIL_BYTES = 512 * 1024;
@@ -45,6 +46,8 @@ export interface MailListenerOptions {
   dataMs?: number;
   idleMs?: number;
   maxRefusedRecipients?: number;
+  /** Where mails' DKIM keys are looked up (default: DNS through the system's resolver). */
+  dkimResolver?: TxtResolver | undefined;
 }
 
 export interface MailListener {
@@ -74,7 +77,6 @@ export async function startMailListener(engine: Engine, options: MailListenerOpt
   const maxBytes = options.maxBytes ?? MAX_MAIL_BYTES;
   const maxRefused = options.maxRefusedRecipients ?? MAX_REFUSED_RECIPIENTS;
   const limit = new SenderLimit(options.mailsPerMinute ?? MAILS_PER_MINUTE, options.sendersRemembered ?? SENDERS_REMEMBERED);
-  const keeper = cuttingFrom(engine);
   /** The accounts each session's accepted recipients belong to. */
   const recipients = new WeakMap<SMTPServerSession, Set<string>>();
   /** Recipients each session has had refused, all its mails together. */
@@ -140,7 +142,7 @@ export async function startMailListener(engine: Engine, options: MailListenerOpt
         arrived();
         if (bytes > maxBytes || (stream as unknown as { sizeExceeded?: boolean }).sizeExceeded) return callback(reply(552, `5.3.4 A mail may be at most ${maxBytes} bytes.`));
         const accounts = [...(recipients.get(session) ?? [])];
-        deliver(keeper, Buffer.concat(chunks), accounts).then(
+        deliver(engine, Buffer.concat(chunks), accounts, options.dkimResolver).then(
           () => callback(),
           (error: unknown) => {
             options.logger.warn({ err: error, accounts: accounts.length }, "the inbox could not keep a mail");
@@ -167,23 +169,6 @@ export async function startMailListener(engine: Engine, options: MailListenerOpt
   };
 }
 
-/**
- * The engine as `deliver` is given it: the same, except that the inbox keeps a mail's `From` cut
- * to MAX_FROM_CHARS (it is stored and listed; a From of any length was kept as is). Around
- * `deliver` rather than in it, so the cut holds whatever `deliver` reads of the mail.
- */
-function cuttingFrom(engine: Engine): Engine {
-  const receive: Engine["inbox"]["receive"] = (accountId, message) => engine.inbox.receive(accountId, { ...message, from: cutFrom(message.from) });
-  const inbox = new Proxy(engine.inbox, { get: (target, key) => (key === "receive" ? receive : boundMember(target, key)) });
-  return new Proxy(engine, { get: (target, key) => (key === "inbox" ? inbox : boundMember(target, key)) });
-}
-
-/** A member of `target`, a method bound to it (its private fields are its own, not a proxy's). */
-function boundMember(target: object, key: string | symbol): unknown {
-  const value: unknown = Reflect.get(target, key, target);
-  return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-}
-
 /** A `From` of at most MAX_FROM_CHARS, never ending in half a surrogate pair. */
 export function cutFrom(from: string | undefined): string | undefined {
   if (from === undefined || from.length <= MAX_FROM_CHARS) return from;
@@ -191,13 +176,17 @@ export function cutFrom(from: string | undefined): string | undefined {
   return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
 }
 
-/** Parses a mail and gives it to each recipient account's inbox. */
-async function deliver(engine: Engine, raw: Buffer, accounts: readonly string[]): Promise<void> {
+/**
+ * Parses a mail and gives it to each recipient account's inbox, with the domains whose DKIM
+ * signature vouches for its `From` (DESIGN §15 "Who may answer"; none when DNS fails or is slow —
+ * the mail is kept all the same).
+ */
+async function deliver(engine: Engine, raw: Buffer, accounts: readonly string[], resolver: TxtResolver | undefined): Promise<void> {
   if (accounts.length === 0) return;
-  const mail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
+  const [mail, authenticated] = await Promise.all([simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true }), authenticatedDomains(raw, { resolver })]);
   const text = mailText(mail);
   for (const accountId of accounts) {
-    await engine.inbox.receive(accountId, { channel: "email", source: "smtp", from: mail.from?.text, text });
+    await engine.inbox.receive(accountId, { channel: "email", source: "smtp", from: cutFrom(mail.from?.text), text, authenticated });
   }
 }
 

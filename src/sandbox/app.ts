@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createCourier } from "./courier.js";
+import type { DkimKey } from "./dkim.js";
 import { errorPage, formMiddleware, sessionMiddleware, type SandboxDeps, type SandboxEnv } from "./http.js";
 import { registerAuthRoutes } from "./routes/auth.js";
 import { controlRoutes } from "./routes/control.js";
@@ -22,6 +23,8 @@ export interface SandboxAppOptions {
   onError?: (error: unknown) => void;
   /** `smtp://host:port`: also mail each code and sign-in link to the user's e-mail (`SANDBOX_SMTP_URL`); unset, they only reach the outbox. */
   smtpUrl?: string | undefined;
+  /** DKIM-signs the mails for sandbox.localhost (`SANDBOX_DKIM_KEY`); unset, they go unsigned. */
+  dkim?: DkimKey | undefined;
   /** Called with each mail or text that could not be delivered (default: ignored; the outbox has it anyway). */
   onDeliveryFailure?: (error: unknown, channel: "email" | "sms") => void;
   /** The sandbox's origin, e.g. http://127.0.0.1:8788, for the sign-in links it mails; default the origin each request came to. */
@@ -35,7 +38,7 @@ export function createSandboxApp(options: SandboxAppOptions = {}): Hono<SandboxE
   const clock = options.clock ?? (() => new Date());
   const state = new SandboxState(clock);
   seedSandbox(state);
-  const courier = createCourier({ smtpUrl: options.smtpUrl, onFailure: options.onDeliveryFailure });
+  const courier = createCourier({ smtpUrl: options.smtpUrl, dkim: options.dkim, onFailure: options.onDeliveryFailure });
   const deps: SandboxDeps = { state, sessions: new SessionStore(clock), clock, courier, origin: options.origin };
 
   const app = new Hono<SandboxEnv>();

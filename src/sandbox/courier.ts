@@ -1,7 +1,8 @@
 import nodemailer from "nodemailer";
+import { SANDBOX_MAIL_DOMAIN, type DkimKey } from "./dkim.js";
 
 /** The sender of the sandbox's mails, as a platform's no-reply address reads. */
-export const MAIL_FROM = "Sandbox Social <no-reply@sandbox.localhost>";
+export const MAIL_FROM = `Sandbox Social <no-reply@${SANDBOX_MAIL_DOMAIN}>`;
 /** The number the sandbox's texts come from (a 555-01xx number, reserved for fiction). */
 export const SMS_FROM = "+15550100";
 /** How long posting one text to a user's `sms_url` may take. */
@@ -23,13 +24,15 @@ export interface Courier {
 export interface CourierOptions {
   /** `smtp://host:port`: where mails go (plain SMTP, no login, no TLS); unset, nothing is mailed. */
   smtpUrl?: string | undefined;
+  /** Signs each mail with DKIM for sandbox.localhost, as a platform does; unset, mails go unsigned. */
+  dkim?: DkimKey | undefined;
   /** Called with each mail or text that could not be delivered (default: ignored). */
   onFailure?: ((error: unknown, channel: "email" | "sms") => void) | undefined;
 }
 
 export function createCourier(options: CourierOptions = {}): Courier {
   const failed = (channel: "email" | "sms") => (error: unknown) => options.onFailure?.(error, channel);
-  const transport = options.smtpUrl === undefined ? undefined : smtpTransport(options.smtpUrl);
+  const transport = options.smtpUrl === undefined ? undefined : smtpTransport(options.smtpUrl, options.dkim);
   return {
     mail(message) {
       if (!transport) return;
@@ -51,12 +54,13 @@ export function createCourier(options: CourierOptions = {}): Courier {
   };
 }
 
-function smtpTransport(smtpUrl: string) {
+function smtpTransport(smtpUrl: string, dkim: DkimKey | undefined) {
   const url = new URL(smtpUrl);
   return nodemailer.createTransport({
     host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
     port: url.port === "" ? 25 : Number(url.port),
     secure: false,
     ignoreTLS: true,
+    ...(dkim ? { dkim: { domainName: SANDBOX_MAIL_DOMAIN, keySelector: dkim.selector, privateKey: dkim.privateKey } } : {}),
   });
 }

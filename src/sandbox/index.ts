@@ -3,9 +3,11 @@ import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { outlastClientKeepAlive } from "../http-keep-alive.js";
 import { createSandboxApp } from "./app.js";
+import type { DkimKey } from "./dkim.js";
 
 export { createSandboxApp, MAX_BODY_BYTES, type SandboxAppOptions } from "./app.js";
 export { BOB_TOTP_SECRET, SEED_PASSWORD } from "./seed.js";
+export { DEFAULT_DKIM_SELECTOR, SANDBOX_MAIL_DOMAIN, dkimRecord, generateDkimKey, readDkimKey, type DkimKey } from "./dkim.js";
 
 /** Where and how to run the sandbox platform. */
 export interface SandboxOptions {
@@ -17,6 +19,8 @@ export interface SandboxOptions {
   clock?: () => Date;
   /** `smtp://host:port` (`SANDBOX_SMTP_URL`): also mail codes and sign-in links to users' e-mail. */
   smtpUrl?: string | undefined;
+  /** DKIM-signs its mails for sandbox.localhost (`SANDBOX_DKIM_KEY`, `SANDBOX_DKIM_SELECTOR`); unset, they go unsigned. */
+  dkim?: DkimKey | undefined;
   /** Called with each mail or text that could not be delivered (default: ignored). */
   onDeliveryFailure?: (error: unknown, channel: "email" | "sms") => void;
 }
@@ -58,6 +62,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     ...(everywhere ? {} : { origin: url }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.smtpUrl !== undefined ? { smtpUrl: options.smtpUrl } : {}),
+    ...(options.dkim ? { dkim: options.dkim } : {}),
     ...(options.onDeliveryFailure ? { onDeliveryFailure: options.onDeliveryFailure } : {}),
   });
   return {

@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config.js";
 import { createLogger, silentLogger } from "../../src/engine/logger.js";
-import { startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
+import { dkimRecord, generateDkimKey, startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server.js";
+import { startLocalDns } from "./dns.js";
 import { freePort } from "./processes.js";
 
 /** A real service (real Chromium, real SQLite, real HTTP on 127.0.0.1) against a real sandbox. */
@@ -52,7 +53,8 @@ export interface LiveServiceOptions {
   server?: Partial<ServerOptions>;
   /**
    * The inbox (DESIGN §15): the service's SMTP listener on a free port, and the sandbox mailing its
-   * codes and sign-in links to it (`SANDBOX_SMTP_URL`). See `inboxUser`.
+   * codes and sign-in links to it (`SANDBOX_SMTP_URL`), DKIM-signed with a fresh key that a DNS
+   * server on 127.0.0.1 publishes (`ACTION_SERVICE_DNS_SERVERS`). See `inboxUser`.
    */
   inbox?: boolean;
 }
@@ -66,7 +68,14 @@ export interface InboxUser {
 
 export async function startLiveService(options: LiveServiceOptions = {}): Promise<LiveService> {
   const smtpPort = options.inbox ? await freePort() : undefined;
-  const sandbox = await startSandbox({ port: 0, ...(smtpPort ? { smtpUrl: `smtp://127.0.0.1:${smtpPort}` } : {}) });
+  // The sandbox's mails vouch for themselves as a platform's do: signed, the key published in DNS.
+  const dns = options.inbox ? await startLocalDns() : undefined;
+  const dkim = options.inbox ? generateDkimKey() : undefined;
+  if (dns && dkim) {
+    const record = dkimRecord(dkim);
+    dns.set(record.name, record.value);
+  }
+  const sandbox = await startSandbox({ port: 0, ...(smtpPort ? { smtpUrl: `smtp://127.0.0.1:${smtpPort}`, dkim } : {}) });
   const dataDir = mkdtempSync(join(tmpdir(), "action-service-live-"));
   const config = loadConfig({
     ACTION_SERVICE_DATA_DIR: dataDir,
@@ -74,6 +83,7 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
     SANDBOX_URL: sandbox.url,
     ACTION_SERVICE_LOG_LEVEL: "silent",
     ...(smtpPort ? { ACTION_SERVICE_SMTP_PORT: String(smtpPort) } : {}),
+    ...(dns ? { ACTION_SERVICE_DNS_SERVERS: dns.address } : {}),
     ...(process.env.BROWSER_EXECUTABLE_PATH ? { BROWSER_EXECUTABLE_PATH: process.env.BROWSER_EXECUTABLE_PATH } : {}),
     ...options.env,
   });
@@ -194,6 +204,7 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
     async close() {
       await server.close();
       await sandbox.close();
+      await dns?.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -3,13 +3,19 @@ import type { AddressInfo } from "node:net";
 import { simpleParser, type ParsedMail } from "mailparser";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { authenticatedDomains, dnsResolver } from "../../src/inbox/dkim.js";
 import { INBOX } from "../../src/platforms/sandbox/pages.js";
-import { createSandboxApp, startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
+import { createSandboxApp, dkimRecord, generateDkimKey, startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
+import { startLocalDns, type LocalDns } from "../helpers/dns.js";
 import { HttpClient, PASSWORD, control, createUser } from "./support.js";
 
 /** A mail server that keeps every mail it is given, as the service's inbox or a mail catcher would. */
 let smtp: SMTPServer;
 const mails: ParsedMail[] = [];
+/** Each kept mail as it came over the wire (what a DKIM signature covers). */
+const raws = new Map<ParsedMail, Buffer>();
+/** Publishes the DKIM keys the sandbox signs with. */
+let dns: LocalDns;
 /** A phone's forwarding rule: every text posted to it, by path. */
 let gateway: Server;
 const texts: { path: string; body: unknown }[] = [];
@@ -22,10 +28,16 @@ beforeAll(async () => {
     disabledCommands: ["AUTH", "STARTTLS"],
     logger: false,
     onData(stream, _session, callback) {
-      simpleParser(stream).then((mail) => {
-        mails.push(mail);
-        callback();
-      }, callback);
+      const chunks: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("end", () => {
+        const raw = Buffer.concat(chunks);
+        simpleParser(raw).then((mail) => {
+          raws.set(mail, raw);
+          mails.push(mail);
+          callback();
+        }, callback);
+      });
     },
   });
   await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
@@ -43,10 +55,12 @@ beforeAll(async () => {
   smsBase = `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`;
 
   sandbox = await startSandbox({ port: 0, smtpUrl: `smtp://127.0.0.1:${smtpPort}` });
+  dns = await startLocalDns();
 });
 
 afterAll(async () => {
   await sandbox?.close();
+  await dns?.close();
   await new Promise<void>((resolve) => gateway?.close(() => resolve()));
   await new Promise<void>((resolve) => smtp?.close(resolve));
 });
@@ -88,6 +102,22 @@ describe("the sandbox sends its codes like a real platform", () => {
     // The driver's declared pattern finds the code in the subject and in the text.
     expect(INBOX.code.exec(mail.subject ?? "")?.[1]).toBe(entry?.code);
     expect(INBOX.code.exec(mail.text ?? "")?.[1]).toBe(entry?.code);
+  });
+
+  it("signs its mails with DKIM for sandbox.localhost when given a key (SANDBOX_DKIM_KEY); unsigned without one", async () => {
+    const key = generateDkimKey("sandbox");
+    const record = dkimRecord(key);
+    dns.set(record.name, record.value);
+    const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+    const resolver = dnsResolver([dns.address]);
+    for (const [app, vouched] of [[createSandboxApp({ smtpUrl, dkim: key }), ["sandbox.localhost"]], [createSandboxApp({ smtpUrl }), []]] as const) {
+      const address = `dkim_${Date.now()}_${vouched.length}@inbox.test`;
+      // A user of that sandbox's own (in-memory) state.
+      expect((await app.request("/_sandbox/users", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ handle: `dkim${vouched.length}`, name: "D", password: PASSWORD, challenge: "email", email: address }) })).status).toBe(201);
+      await signIn(new HttpClient(async (path, init) => app.request(path, init)), `dkim${vouched.length}`);
+      const raw = raws.get(await mailTo(address))!;
+      expect(await authenticatedDomains(raw, { resolver })).toEqual(vouched);
+    }
   });
 
   it("posts a texted code to the user's sms_url as {from, text}", async () => {

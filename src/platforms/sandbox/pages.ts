@@ -74,6 +74,8 @@ export function challengeHeading(page: Page, heading: string) {
 export const INBOX = {
   code: /\bSandbox Social (?:sign-in )?code is (\d{6})\b/,
   link: /(https?:\/\/[^\s/"'<>]+\/sign-in\/link\/[A-Za-z0-9_-]{22,})/,
+  // The sandbox signs its mail as sandbox.localhost when it has a key (SANDBOX_DKIM_KEY, or the one a service running it makes).
+  senders: ["sandbox.localhost"],
 };
 
 /** Page states that end any action. */
