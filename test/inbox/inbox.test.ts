@@ -150,3 +150,61 @@ describe("pushed messages and the rules of matching", () => {
     expect(await live.finished(actionId, 60_000)).toMatchObject({ status: "succeeded", answered_by: "agent" });
   }, 120_000);
 });
+
+describe("forged mail: only what the platform's DKIM signature proves is typed", () => {
+  /** Mails the inbox address as a forger would: the platform's own From, no signature. */
+  async function forge(to: string, code: string): Promise<void> {
+    const transport = nodemailer.createTransport({ host: "127.0.0.1", port: live.server.mail!.port, secure: false, ignoreTLS: true });
+    try {
+      await transport.sendMail({ from: "Sandbox Social <no-reply@sandbox.localhost>", to, subject: `Your Sandbox Social code is ${code}`, text: `Your Sandbox Social sign-in code is ${code}` });
+    } finally {
+      transport.close();
+    }
+  }
+
+  it("a forger flooding the inbox with the platform's From during a sign-in gets no code typed; the platform's signed mail answers", async () => {
+    const { accountId, inbox } = await live.inboxUser("email");
+    let flooding = true;
+    const flood = (async () => {
+      while (flooding) {
+        await forge(inbox.email, "000000");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    await forge(inbox.email, "000000");
+    const actionId = await connect(accountId);
+    const done = await live.finished(actionId, 60_000);
+    flooding = false;
+    await flood;
+    expect(done).toMatchObject({ status: "succeeded", answered_by: "inbox" });
+    // No wrong code reached the platform: the challenge was never refused (a refused inbox code closes it to the inbox).
+    const challenge = await live.server.service.store.challenges.latestOf(actionId);
+    expect(challenge).toMatchObject({ kind: "email_code", answered_by: "inbox", refusals: 0 });
+    expect(challenge!.inbox_closed_at).toBeUndefined();
+    const listed = (await live.api("GET", `/v1/accounts/${accountId}/messages`)).json.data as { from?: string; used_for?: string; may_answer: boolean; found?: string }[];
+    const used = listed.filter((message) => message.used_for === actionId);
+    expect(used).toHaveLength(1);
+    expect(used[0]).toMatchObject({ may_answer: true, found: "code" });
+    const forged = listed.filter((message) => message.used_for === undefined);
+    expect(forged.length).toBeGreaterThan(0);
+    for (const message of forged) expect(message).toMatchObject({ from: expect.stringContaining("no-reply@sandbox.localhost"), found: "code", may_answer: false });
+  }, 90_000);
+
+  it("the same mail the platform signed answers; unsigned, it is kept and never typed, and a person's answer then succeeds", async () => {
+    // The sandbox mails this user's codes elsewhere: only what reaches the inbox here counts.
+    const handle = await live.user("email");
+    const accountId = await live.account(handle);
+    const address = (await live.api("GET", `/v1/accounts/${accountId}`)).json.inbox.email as string;
+    const actionId = await connect(accountId);
+    expect(await live.wait(actionId)).toMatchObject({ status: "needs_input", challenge: { kind: "email_code" } });
+    const right = await live.latestCode(handle);
+    // The right code, in the platform's words and under its From, unsigned: kept, never typed.
+    await forge(address, right);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await live.api("GET", `/v1/actions/${actionId}`)).json.status).toBe("needs_input");
+    expect((await messages(accountId))[0]).toMatchObject({ channel: "email" });
+    expect(((await live.api("GET", `/v1/accounts/${accountId}/messages`)).json.data as { may_answer: boolean }[])[0]).toMatchObject({ may_answer: false, found: "code" });
+    expect((await live.api("POST", `/v1/actions/${actionId}/answer`, { answer: right })).status).toBe(202);
+    expect(await live.finished(actionId, 60_000)).toMatchObject({ status: "succeeded", answered_by: "agent" });
+  }, 90_000);
+});
