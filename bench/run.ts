@@ -309,7 +309,7 @@ async function main(): Promise<void> {
       `(n) 16 accounts' actions/s while another process floods the SMTP listener with ${n.floodMails} mails to unknown recipients ÷ with none`,
       `${n.busy.toFixed(2)} ÷ ${n.quiet.toFixed(2)} = ${n.ratio.toFixed(3)}; RCPT TO replies: ${codes}${n.accepted ? ` (${n.accepted} ACCEPTED)` : ""}; ` +
         `flood ${n.floodPerSecond.toFixed(0)} mails/s over ${n.floodCover.toFixed(2)} of the loaded posts' time${n.dropped ? `, ${n.dropped} connections dropped` : ""}; messages stored ${n.storedBefore} → ${n.storedAfter}`,
-      "≥ 0.90; all 550, none stored",
+      "≥ 0.90; all refused (550, or 421 past the 5 refused recipients a session may have), none stored",
     ]);
   }
   if (ONLY.has("o")) {
