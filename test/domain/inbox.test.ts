@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { findInMessage } from "../../src/domain/inbox.js";
+import { findInMessage, linearPattern } from "../../src/domain/inbox.js";
+import { DRIVERS } from "../../src/platforms/index.js";
 
 describe("finding the code in a message", () => {
   it("the generic rule: a 4–10 character code beside a word such as code, verification or PIN", () => {
@@ -25,5 +26,28 @@ describe("finding the code in a message", () => {
     expect(findInMessage("Sign in: https://example.com/magic/abc123 (code 999999)", patterns)).toEqual({ link: "https://example.com/magic/abc123" });
     // Neither pattern matches: the generic rule.
     expect(findInMessage("Your verification code is 246810", patterns)).toEqual({ code: "246810" });
+  });
+});
+
+describe("patterns read in linear time", () => {
+  it("every driver's message patterns run on the linear-time engine", () => {
+    const patterns = DRIVERS.flatMap((driver) => [driver.platform.inbox?.code, driver.platform.inbox?.link]).filter((pattern) => pattern !== undefined);
+    expect(patterns.length).toBeGreaterThanOrEqual(3);
+    for (const pattern of patterns) expect(() => linearPattern(pattern)).not.toThrow();
+  });
+
+  it("a pattern that needs backtracking (look-ahead, back-reference) is refused with a message saying why", () => {
+    expect(() => findInMessage("code 123456", { code: /(?=\d)(\d{6})/ })).toThrow(/cannot run in linear time/);
+    expect(() => findInMessage("code 1212", { code: /(\d\d)\1/ })).toThrow(/no look-around and no back-references/);
+  });
+
+  it("a driver's pattern keeps its flags: case, first capture group", () => {
+    expect(findInMessage("YOUR SANDBOX CODE IS 123456", { code: /sandbox code is (\d{6})/i })).toEqual({ code: "123456" });
+    expect(findInMessage("SANDBOX NUMBER IS 123456", { code: /sandbox number is (\d{6})/i })).toEqual({ code: "123456" });
+    expect(findInMessage("SANDBOX NUMBER IS 123456", { code: /sandbox number is (\d{6})/ })).toBeUndefined();
+  });
+
+  it("a code must hold a digit itself: a word followed by digits further along its hyphen run is not a code", () => {
+    expect(findInMessage("Your code: abcd-efgh-1234-5678", undefined)).toEqual({ code: "12345678" });
   });
 });
