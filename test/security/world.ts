@@ -120,7 +120,9 @@ export async function createWorld(): Promise<World> {
     clock: h.clock,
     logger,
     limiter,
-    extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { allowedHosts: ["127.0.0.1"], publicUrl: () => origin, limiter, logger })),
+    // The harnesses' MCP sessions are opened once and must outlive a whole run, however slow the
+    // machine (at the default 10 min idle, a loaded run's REST cases outlasted them).
+    extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { allowedHosts: ["127.0.0.1"], publicUrl: () => origin, limiter, logger, sessionIdleMs: 24 * 60 * 60 * 1000 })),
   });
   const server = await listen(app, "127.0.0.1", 0);
   origin = `http://127.0.0.1:${server.port}`;
