@@ -98,7 +98,7 @@ describe("a database locked by another process", () => {
     // The busy timeout is short and the retries wait between turns of the event loop.
     expect(stall).toBeLessThan(500);
     await operator.unlock();
-    await eventually(async () => (await h.store.actions.get(created.json.id))?.status === "succeeded", 5_000);
+    await eventually(async () => (await h.store.actions.get(created.json.id))?.status === "succeeded");
     const action = (await h.store.actions.get(created.json.id))!;
     expect(action).toMatchObject({ cost: action.price, held: false });
     const ledger = (await h.store.ledger.entries(h.workspaceId)).reduce((sum, entry) => sum + entry.amount, 0);

@@ -101,7 +101,7 @@ describe("restart recovery", () => {
     const second = await createHarness({ executor, dir, location, masterKey: first.masterKey, clock: first.clock, adminKey: first.adminKey, engine: { runner: { ...runner, leaseMs: 10_000 } } });
     harnesses.push(second);
     // Before its commit point: back in the queue and run again; the paused one asks afresh.
-    await eventually(async () => (await second.store.actions.get(waiting))?.status === "needs_input" && executor.started.includes(running), 5_000);
+    await eventually(async () => (await second.store.actions.get(waiting))?.status === "needs_input" && executor.started.includes(running));
     expect((await second.store.challenges.latestOf(waiting))!.id).not.toBe(firstChallenge);
     expect((await second.store.actions.get(running))?.status).toBe("running");
     // Past it: failed, saying the platform may already have done it.

@@ -52,8 +52,11 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Waits until `check` passes (polling), for state reached in the background. */
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5_000): Promise<T> {
+/**
+ * Waits until `check` passes (polling), for state reached in the background. The default bound is
+ * far above what such work takes on a loaded machine (5 s was not always), below a test's 60 s.
+ */
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

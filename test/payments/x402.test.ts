@@ -2,7 +2,6 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, request as httpRequest, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from "@x402/core/http";
@@ -14,29 +13,24 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startDevnet, type Devnet } from "../../src/payments/devnet/index.js";
 import { startServe, type ServeProcess } from "../helpers/processes.js";
+import { startProxy, type FacilitatorProxy } from "./facilitator-proxy.js";
 
 // Top-ups end to end (DESIGN §7) against `x402-devnet` in this process: a real ganache chain, the
 // real EIP-3009 test USDC and the real facilitator. Payments are signed by viem accounts and sent
 // by `@x402/fetch`. The service is a real `serve` process (kill -9 for the crash case); between
-// it and the facilitator sits a pass-through proxy the tests can make slow, unreachable, or have
-// it move a payer's funds away before forwarding a settlement, so that the facilitator's own
-// settlement really fails on chain.
+// it and the facilitator sits a pass-through proxy the tests can make slow, unreachable, lose a
+// settlement's answer, or have it move a payer's funds away before forwarding a settlement, so
+// that the facilitator's own settlement really fails on chain.
+//
+// The cases share one chain and one workspace: each reads balances relative to its own start, and
+// none ends before everything it sent the facilitator has landed and no payment is in flight, so
+// nothing a case started can be credited during the next. No facilitator call is timed out unless
+// a case provokes it: the service waits the product's default (30 s, far longer than a settlement
+// on a loaded machine); the one timeout case runs a second process with a short timeout.
 
 const TOKEN = parseAbi(["function balanceOf(address) view returns (uint256)", "function transfer(address to, uint256 value) returns (bool)"]);
-/** Short enough for the slow-facilitator cases, long enough for a settlement on a loaded CI machine (2 s was not). */
-const TIMEOUT_SECONDS = 5;
-
-type ProxyMode = "pass" | "down" | "slow" | "drain-before-settle" | "hold-settle" | "settle-then-hold";
-
-interface FacilitatorProxy {
-  url: string;
-  mode: ProxyMode;
-  /** Paths the proxy was asked for, in order. */
-  seen: string[];
-  /** Resolves when a /settle arrives in a holding mode. */
-  settleArrived(): Promise<void>;
-  close(): Promise<void>;
-}
+/** The facilitator timeout of the process that is made to time out (the proxy holds its call until it hangs up). */
+const IMPATIENT_TIMEOUT_SECONDS = 1;
 
 let devnet: Devnet;
 let proxy: FacilitatorProxy;
@@ -51,11 +45,16 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "action-service-x402-"));
   service = await serve();
   key = service.firstKey!;
-}, 60_000);
+});
 
 afterEach(async () => {
   proxy.mode = "pass";
+  // Whatever the case sent the facilitator has landed on chain before the next case reads a balance.
+  await proxy.quiet();
   proxy.seen.length = 0;
+  proxy.beforeSettle = undefined;
+  // No payment is left for the service to settle or credit later, during another case.
+  await expectNothingInFlight();
   // After every case the ledger sums to the balance.
   await expectLedgerMatchesBalance();
 });
@@ -67,16 +66,12 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-function serve(): Promise<ServeProcess> {
+/** A `serve` on the shared data dir, its facilitator behind the proxy; `env` adds or overrides variables. */
+function serve(env: Record<string, string> = {}): Promise<ServeProcess> {
   return startServe({
     dataDir,
     sandboxUrl: "http://127.0.0.1:9",
-    env: {
-      ...devnet.env,
-      ACTION_SERVICE_X402_FACILITATOR_URL: proxy.url,
-      ACTION_SERVICE_X402_TIMEOUT_SECONDS: String(TIMEOUT_SECONDS),
-      ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "100000",
-    },
+    env: { ...devnet.env, ACTION_SERVICE_X402_FACILITATOR_URL: proxy.url, ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "100000", ...env },
   });
 }
 
@@ -164,7 +159,7 @@ describe("x402 top-ups against the devnet", () => {
     const before = [await balance(), await tokenBalance(devnet.payTo)];
     const signature = await signPayment(payer, 10);
     proxy.mode = "drain-before-settle";
-    drainTarget = payer;
+    proxy.beforeSettle = () => drain(payer);
     const response = await topUp(10, signature);
     expect(response.status).toBe(402);
     const { error } = (await response.json()) as { error: { message: string } };
@@ -192,31 +187,39 @@ describe("x402 top-ups against the devnet", () => {
     expect(await balance()).toBe(before + 5);
   });
 
-  it("facilitator slow to verify: 503 after the timeout, no credit", async () => {
+  it("facilitator slow to verify: 503 after the configured timeout, no credit", async () => {
     const payer = await fundedAccount(1_000_000n);
     const [before, payToBefore] = [await balance(), await tokenBalance(devnet.payTo)];
-    proxy.mode = "slow";
-    const started = Date.now();
-    const response = await topUp(5, await signPayment(payer, 5));
-    expect(response.status).toBe(503);
-    expect(Date.now() - started).toBeLessThan((TIMEOUT_SECONDS + 3) * 1000);
-    const { error } = (await response.json()) as { error: { message: string } };
-    expect(error.message).toMatch(/did not answer the verify \(.*time/i);
+    const signature = await signPayment(payer, 5);
+    // Its only facilitator call is the one held: a short timeout here cannot fire on anything else.
+    const impatient = await serve({ ACTION_SERVICE_X402_TIMEOUT_SECONDS: String(IMPATIENT_TIMEOUT_SECONDS) });
+    try {
+      proxy.mode = "slow";
+      const started = Date.now();
+      const response = await topUp(5, signature, {}, impatient.url);
+      expect(response.status).toBe(503);
+      // The proxy never answers: the 503 is the service's own timeout, its configured 1 s and not the default 30 s (a bound loose enough for a loaded machine).
+      expect(Date.now() - started).toBeLessThan(20_000);
+      const { error } = (await response.json()) as { error: { message: string } };
+      expect(error.message).toMatch(/did not answer the verify \(.*time/i);
+    } finally {
+      await impatient.stop();
+    }
     expect([await balance(), await tokenBalance(devnet.payTo)]).toEqual([before, payToBefore]);
   });
 
-  it("settled on chain but the answer is lost (facilitator slow to answer the settle): no credit then, credited once, later", async () => {
+  it("settled on chain but the answer is lost (the connection drops after the facilitator settled): no credit then, credited once, later", async () => {
     const payer = await fundedAccount(1_000_000n);
     const [before, payToBefore] = [await balance(), await tokenBalance(devnet.payTo)];
     const signature = await signPayment(payer, 8);
-    proxy.mode = "settle-then-hold";
+    proxy.mode = "settle-then-drop";
     const response = await topUp(8, signature);
     expect(response.status).toBe(503);
     const { error } = (await response.json()) as { error: { message: string } };
     expect(error.message).toContain("did not answer the settle");
     expect(error.message).toContain("Nothing is credited until the settlement is confirmed");
     expect(await balance()).toBe(before);
-    // The transfer went through on chain meanwhile.
+    // The transfer went through on chain (the proxy dropped the answer once the facilitator had given it).
     expect(await tokenBalance(devnet.payTo)).toBe(payToBefore + 80_000n);
 
     // Sent again, the payment is found on chain and credited, once.
@@ -338,10 +341,14 @@ describe("x402 top-ups against the devnet", () => {
     await pending;
     expect(await tokenBalance(devnet.payTo)).toBe(payToBefore);
 
-    // 2: the process dies after the facilitator settled, before it heard so.
-    proxy.mode = "settle-then-hold";
+    // Restarted, the service settles the first through a facilitator that answers (the
+    // reconciliation's settlement is not the one this case holds next).
+    proxy.mode = "pass";
     service = await serve();
     await waitFor(async () => (await balance()) === before + 4);
+
+    // 2: the process dies after the facilitator settled, before it heard so.
+    proxy.mode = "settle-then-hold";
     const second = await fundedAccount(1_000_000n);
     const arrivedAgain = proxy.settleArrived();
     const pendingAgain = topUp(6, await signPayment(second, 6)).catch(() => undefined);
@@ -366,12 +373,10 @@ describe("x402 top-ups against the devnet", () => {
     } finally {
       db.close();
     }
-  }, 60_000);
+  }, 180_000);
 });
 
 // --- helpers ---
-
-let drainTarget: PrivateKeyAccount | undefined;
 
 function reader() {
   return createPublicClient({ chain: chain(), transport: http(devnet.rpcUrl) });
@@ -428,6 +433,15 @@ async function balance(): Promise<number> {
   return ((await response.json()) as { balance: number }).balance;
 }
 
+async function expectNothingInFlight(): Promise<void> {
+  const db = new Database(join(dataDir, "action-service.db"), { readonly: true });
+  try {
+    expect(db.prepare("SELECT id, status FROM payments WHERE status IN ('verifying', 'settling')").all(), "payments left in flight").toEqual([]);
+  } finally {
+    db.close();
+  }
+}
+
 async function expectLedgerMatchesBalance(): Promise<void> {
   if (!service || service.child.exitCode !== null) return;
   const db = new Database(join(dataDir, "action-service.db"), { readonly: true });
@@ -442,7 +456,8 @@ async function expectLedgerMatchesBalance(): Promise<void> {
   }
 }
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+/** Polls `condition` gently; the bound is far above a restart and a reconciliation on a loaded machine. */
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error("timed out waiting");
@@ -456,70 +471,4 @@ async function drain(account: PrivateKeyAccount): Promise<void> {
   const all = await tokenBalance(account.address);
   const hash = await wallet.writeContract({ address: devnet.asset, abi: TOKEN, functionName: "transfer", args: [devnet.payer, all] });
   await reader().waitForTransactionReceipt({ hash });
-}
-
-function startProxy(target: string): Promise<FacilitatorProxy> {
-  const upstream = new URL(target);
-  let onSettle: (() => void) | undefined;
-  const held: (() => void)[] = [];
-  const state: FacilitatorProxy = {
-    url: "",
-    mode: "pass",
-    seen: [],
-    settleArrived: () => new Promise<void>((resolve) => (onSettle = resolve)),
-    close: () => {
-      for (const release of held.splice(0)) release();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-  const forward = (method: string, path: string, headers: Record<string, unknown>, body: Buffer): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> =>
-    new Promise((resolve, reject) => {
-      const outgoing = httpRequest({ host: upstream.hostname, port: upstream.port, method, path, headers: { ...headers, host: upstream.host } as never }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: Buffer.concat(chunks) }));
-      });
-      outgoing.on("error", reject);
-      outgoing.end(body);
-    });
-  const server: Server = createServer(async (incoming, outgoing) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of incoming) chunks.push(chunk as Buffer);
-    const path = incoming.url ?? "/";
-    if (path !== "/supported") state.seen.push(path);
-    const mode = state.mode;
-    if (mode === "down" && path !== "/supported") {
-      incoming.socket.destroy();
-      return;
-    }
-    if (mode === "slow" && path !== "/supported") await new Promise((resolve) => setTimeout(resolve, (TIMEOUT_SECONDS + 2) * 1000));
-    if (path === "/settle") {
-      if (mode === "drain-before-settle" && drainTarget) await drain(drainTarget);
-      if (mode === "hold-settle") {
-        onSettle?.();
-        // Never forwarded: the service dies waiting.
-        await new Promise<void>((resolve) => held.push(resolve));
-        outgoing.destroy();
-        return;
-      }
-    }
-    try {
-      const answer = await forward(incoming.method ?? "GET", path, incoming.headers, Buffer.concat(chunks));
-      if (path === "/settle" && mode === "settle-then-hold") {
-        onSettle?.();
-        // Settled on chain, but the answer comes after the service gave up (or died).
-        await new Promise((resolve) => setTimeout(resolve, (TIMEOUT_SECONDS + 2) * 1000));
-      }
-      if (outgoing.destroyed) return;
-      outgoing.writeHead(answer.status, answer.headers as never).end(answer.body);
-    } catch (error) {
-      if (!outgoing.destroyed) outgoing.writeHead(502).end(String(error));
-    }
-  });
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => {
-      state.url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-      resolve(state);
-    }),
-  );
 }

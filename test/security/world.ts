@@ -8,7 +8,7 @@ import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { ScriptedExecutor } from "../helpers/scripted-executor.js";
 import { readState, type StateSnapshot } from "./state.js";
-import { sql, value } from "../helpers/sql.js";
+import { pausedAtNeedsInput, settled } from "./background.js";
 
 /** Far above anything a run sends: the security harnesses test access, not the rate limit. */
 const UNLIMITED_PER_MINUTE = 1_000_000_000;
@@ -76,7 +76,7 @@ export interface World {
   /** A new account: `challenge` ones pause their connect at needs_input, `plain` ones run straight through. */
   newAccount(workspace: "own" | "other", kind: "plain" | "challenge"): Promise<string>;
   snapshot(): Promise<StateSnapshot>;
-  /** Resolves once no action is running or about to start: nothing changes state in the background. */
+  /** Resolves once no action is running or about to start, and no webhook delivery is due: nothing changes state in the background. */
   settle(timeoutMs?: number): Promise<void>;
   /** Errors the served app logged (unexpected exceptions: a 500's cause). */
   serverErrors: string[];
@@ -120,7 +120,9 @@ export async function createWorld(): Promise<World> {
     clock: h.clock,
     logger,
     limiter,
-    extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { allowedHosts: ["127.0.0.1"], publicUrl: () => origin, limiter, logger })),
+    // The harnesses' MCP sessions are opened once and must outlive a whole run, however slow the
+    // machine (at the default 10 min idle, a loaded run's REST cases outlasted them).
+    extend: (hono) => (endpoint = mountMcpHttp(hono, h.engine, { allowedHosts: ["127.0.0.1"], publicUrl: () => origin, limiter, logger, sessionIdleMs: 24 * 60 * 60 * 1000 })),
   });
   const server = await listen(app, "127.0.0.1", 0);
   origin = `http://127.0.0.1:${server.port}`;
@@ -143,7 +145,7 @@ export async function createWorld(): Promise<World> {
     const accountId = await addAccount(principal, "plain");
     const actionAccountId = await addAccount(principal, "challenge");
     const actionId = (await h.engine.createAction(principal, { account_id: actionAccountId, type: "connect", params: {} })).id;
-    await until(async () => (await h.store.actions.get(actionId))?.status === "needs_input", 5_000, `fixture action ${actionId} never reached needs_input`);
+    await pausedAtNeedsInput(h, actionId);
     const deliveryId = (await h.store.webhooks.deliveries(webhookId, 1))[0]?.id;
     if (!deliveryId) throw new Error(`fixture endpoint ${webhookId} got no delivery`);
     // A moment passes, so this feedback is the newest (lists are newest first, and the clock stands still otherwise).
@@ -189,8 +191,7 @@ export async function createWorld(): Promise<World> {
     },
     newAccount: async (workspace, kind) => addAccount(workspace === "own" ? ownAdmin : otherPrincipal, kind),
     snapshot: () => readState(h.store),
-    settle: (timeoutMs = 10_000) =>
-      until(async () => (await unsettledActions(h)) === 0 && (await unsettledDeliveries(h)) === 0, timeoutMs, "actions or webhook deliveries still running in the background"),
+    settle: (timeoutMs) => settled(h, timeoutMs),
     serverErrors,
     async close() {
       await endpoint?.close();
@@ -200,47 +201,4 @@ export async function createWorld(): Promise<World> {
   };
   await world.settle();
   return world;
-}
-
-/**
- * Actions that will still write without a request: running ones, and queued ones nothing
- * holds back (an account's actions wait while another of its actions is at needs_input).
- */
-async function unsettledActions(h: Harness): Promise<number> {
-  return Number(
-    await value(
-      h.store,
-      sql`SELECT count(*) FROM actions a
-       WHERE a.status = 'running'
-          OR (a.status = 'queued' AND NOT EXISTS (SELECT 1 FROM actions b WHERE b.account_id = a.account_id AND b.status = 'needs_input'))`,
-    ),
-  );
-}
-
-/**
- * Webhook deliveries that will still be attempted (and written) without a request: those being
- * sent now, and those the dispatcher would claim now (pending, due, not leased, their endpoint
- * enabled, no earlier delivery of the same subject to the same endpoint pending), as
- * WebhookRepository.claimDue picks them. A failed delivery's next attempt is not due on the fake clock.
- */
-async function unsettledDeliveries(h: Harness): Promise<number> {
-  const now = h.clock.now().toISOString();
-  return Number(
-    await value(
-      h.store,
-      sql`SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id
-       WHERE d.state = 'pending' AND w.disabled_at IS NULL
-         AND ((d.leased_by IS NOT NULL AND d.leased_until > ${now})
-           OR (d.next_attempt_at <= ${now} AND (d.leased_until IS NULL OR d.leased_until <= ${now})
-               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id AND p.subject_id = d.subject_id AND p.state = 'pending' AND p.event_seq < d.event_seq)))`,
-    ),
-  );
-}
-
-async function until(check: () => Promise<boolean>, timeoutMs: number, message: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(message);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }
