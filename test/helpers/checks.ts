@@ -14,6 +14,8 @@ export interface CheckSeen {
  */
 export async function checkOnce(live: LiveService, accountId: string, timeoutMs = 60_000): Promise<CheckSeen> {
   const before = (await live.api("GET", `/v1/accounts/${accountId}`)).json.checked_at ?? "";
+  const finishedChecks = async () => (await live.server.service.store.actions.withStatus(["succeeded", "failed"])).filter((action) => action.account_id === accountId && action.type === CHECK_TYPE);
+  const finishedBefore = (await finishedChecks()).length;
   let pagesOpened = 0;
   const onPage = (_actionId: string, page: unknown): void => void (page && (pagesOpened += 1));
   live.server.executor.events.on("page", onPage);
@@ -23,11 +25,12 @@ export async function checkOnce(live: LiveService, accountId: string, timeoutMs 
     if (queued.status !== 202) throw new Error(`the check was not queued: ${queued.status} ${JSON.stringify(queued.json)}`);
     await live.until(async () => {
       account = (await live.api("GET", `/v1/accounts/${accountId}`)).json;
-      return account.checked_at !== undefined && account.checked_at > before;
+      // The account's checked_at and the check's own end are two writes: wait for both.
+      return account.checked_at !== undefined && account.checked_at > before && (await finishedChecks()).length > finishedBefore;
     }, timeoutMs, 250);
   } finally {
     live.server.executor.events.off("page", onPage);
   }
-  const checks = (await live.server.service.store.actions.withStatus(["succeeded", "failed"])).filter((action) => action.account_id === accountId && action.type === CHECK_TYPE);
+  const checks = await finishedChecks();
   return { account, pagesOpened, outcomes: checks.map((check) => check.result ?? check.error_code) };
 }
