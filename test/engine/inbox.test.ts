@@ -158,7 +158,8 @@ describe("the inbox's rules of matching", () => {
     expect((await h.request("GET", `/v1/actions/${actionId}`)).json.status).toBe("needs_input");
     expect(typed).toEqual(["000000"]);
     // The refused inbox code did not count toward the three refusals; a person's answer succeeds.
-    expect((await h.request("POST", `/v1/actions/${actionId}/answer`, { body: { answer: "424242" } })).status).toBe(200);
+    // Taken: 202 while the action runs on, 200 when it has already ended by the reply (the scripted platform is quick).
+    expect([200, 202]).toContain((await h.request("POST", `/v1/actions/${actionId}/answer`, { body: { answer: "424242" } })).status);
     expect(await ended(actionId)).toMatchObject({ status: "succeeded", answered_by: "agent", result: { answer: "424242" } });
     expect(typed).toEqual(["000000", "424242"]);
     expect(await h.store.challenges.latestOf(actionId)).toMatchObject({ refusals: 0, inbox_closed_at: expect.any(String) });
