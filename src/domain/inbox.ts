@@ -22,3 +22,14 @@ export const MAX_CANDIDATES = 10;
 export const MESSAGE_KEPT_MS = 24 * 60 * 60 * 1000;
 
 export { findInMessage, linearPattern, type Found, type MessagePatterns } from "./message-reading.js";
+
+/**
+ * Whether two domains align (relaxed, without a public-suffix list): equal, or one under the other,
+ * never a bare top-level name. A DKIM signature's domain and its mail's From; a domain that
+ * signature proved and a platform's declared sender.
+ */
+export function aligned(one: string, other: string): boolean {
+  if (one === other) return one.includes(".");
+  const [parent, child] = one.length < other.length ? [one, other] : [other, one];
+  return parent.includes(".") && child.endsWith(`.${parent}`);
+}

@@ -1,5 +1,6 @@
 import { Resolver } from "node:dns/promises";
 import { dkimVerify } from "mailauth";
+import { aligned } from "../domain/inbox.js";
 
 /** Looks up a name's TXT records as mailauth asks for them: each record as its strings. */
 export type TxtResolver = (name: string, rrtype: string) => Promise<string[][]>;
@@ -94,13 +95,6 @@ function signedHeaders(result: SignatureResult): string[] {
 
 function domainOf(address: string): string {
   return address.slice(address.lastIndexOf("@") + 1).toLowerCase().replace(/\.$/, "");
-}
-
-/** Relaxed alignment without a public-suffix list: equal, or one under the other, whose parent is not a bare TLD. */
-export function aligned(signingDomain: string, fromDomain: string): boolean {
-  if (signingDomain === fromDomain) return signingDomain.includes(".");
-  const [parent, child] = signingDomain.length < fromDomain.length ? [signingDomain, fromDomain] : [fromDomain, signingDomain];
-  return parent.includes(".") && child.endsWith(`.${parent}`);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CHANNEL_OF, INBOX_CHANNELS, MAX_CANDIDATES, MAX_UNUSED_MESSAGES, MESSAGE_ANSWERS_WITHIN_MS, MESSAGE_KEPT_MS, findInMessage, type InboxChannel, type MessagePatterns, type MessageSource } from "../../domain/inbox.js";
+import { CHANNEL_OF, INBOX_CHANNELS, aligned, MAX_CANDIDATES, MAX_UNUSED_MESSAGES, MESSAGE_ANSWERS_WITHIN_MS, MESSAGE_KEPT_MS, findInMessage, type InboxChannel, type MessagePatterns, type MessageSource } from "../../domain/inbox.js";
 import type { Principal } from "../../domain/keys.js";
 import type { ChallengeKind } from "../../domain/challenges.js";
 import type { Candidate } from "../../store/index.js";
@@ -239,17 +239,12 @@ class NotWaiting extends Error {}
 
 /**
  * Whether a message's sender may have what it holds typed (DESIGN §15). Where the platform declares
- * the domains it mails from, mail received by the listener answers only when a DKIM signature of
- * one of them (or of a subdomain) verified and aligns with its From; a texted or pushed message is
+ * the domains it mails from, mail received by the listener answers only when a DKIM signature that
+ * verified and aligns with its From also aligns with one of them; a texted or pushed message is
  * not mail a stranger forged under the platform's name (the SMS URL and an API key are credentials).
  */
 function senderMayAnswer(message: IncomingMessage, patterns: MessagePatterns | undefined): boolean {
   const senders = patterns?.senders;
   if (!senders || senders.length === 0 || message.channel !== "email" || message.source !== "smtp") return true;
-  return (message.authenticated ?? []).some((domain) => senders.some((sender) => isWithin(domain.toLowerCase(), sender.toLowerCase())));
-}
-
-/** `domain` is `sender` or a subdomain of it, or a parent of it that is not a bare top-level name. */
-function isWithin(domain: string, sender: string): boolean {
-  return domain === sender || domain.endsWith(`.${sender}`) || (domain.includes(".") && sender.endsWith(`.${domain}`));
+  return (message.authenticated ?? []).some((domain) => senders.some((sender) => aligned(domain.toLowerCase(), sender.toLowerCase())));
 }
