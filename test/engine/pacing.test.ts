@@ -153,6 +153,25 @@ describe("pacing", () => {
   });
 });
 
+describe("the wake-up timer", () => {
+  it("fired before not_before by the engine's clock (a timer early against it, as Node's are under load), it sets itself again and the action starts once that time has come", async () => {
+    // The engine's clock stands still while real time passes: every real timer fires early against it.
+    const h = (harness = await createHarness({ executor: new ScriptedExecutor(), engine: { random: () => 0.5, platforms: [SCRIPTED_PLATFORM], runner: { heartbeatMs: 60_000 } } }));
+    const alice = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "alice", password: "pw-123456" } })).json.id as string;
+    await h.request("PATCH", `/v1/accounts/${alice}`, { body: { pace: { post: { min_gap_seconds: 1 } } } });
+    expect((await ended(h, await post(h, alice, "one"))).status).toBe("succeeded");
+    const second = await post(h, alice, "two");
+    const { not_before: notBefore } = await deferred(h, second);
+    const dueInMs = Date.parse(notBefore) - h.clock.now().getTime();
+    // The timer set for not_before fires (real time passes it), early by the engine's clock: nothing may start.
+    await new Promise((resolve) => setTimeout(resolve, dueInMs + 300));
+    expect((await statusOf(h, second)).status).toBe("queued");
+    // The engine's time comes; nobody pumps and the heartbeat is a minute away: only the wake-up starts it.
+    h.clock.advance(dueInMs);
+    expect((await ended(h, second)).status).toBe("succeeded");
+  });
+});
+
 /** The engine's clock at real time: a wake-up timer is a real timer. */
 class WallClock extends FakeClock {
   override now(): Date {

@@ -1,6 +1,6 @@
 import type { Lifecycle } from "./lifecycle.js";
 
-/** setTimeout's longest delay (about 24.8 days); a later wake-up is set again when this one fires. */
+/** setTimeout's longest delay (about 24.8 days); a later wake-up arms again when this one fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
@@ -23,9 +23,21 @@ export class PacedWakeUp {
     if (next === undefined || this.#stopped) return;
     const at = Date.parse(next);
     if (this.#wake && this.#wake.at <= at) return;
+    this.#arm(at);
+  }
+
+  /**
+   * A timer for `at` by the engine's clock. One that fires before `at` (Node measures a delay from
+   * the start of the event loop's turn, so under load a timer fires early by the wall clock; a
+   * longest delay runs out; the clock was set back) arms again for the rest: woken early, the
+   * queue would find nothing due and nothing would wake it again before the heartbeat.
+   */
+  #arm(at: number): void {
     clearTimeout(this.#wake?.timer);
     const timer = setTimeout(
       () => {
+        if (this.#stopped) return;
+        if (this.lifecycle.clock.now().getTime() < at) return this.#arm(at);
         this.#wake = undefined;
         this.wake();
       },
