@@ -83,6 +83,8 @@ class OneAtATimeDriver extends SqliteDriver {
   }
 
   override async releaseConnection(): Promise<void> {
+    // Kysely's own lock on the connection first (never contended: turns are taken here).
+    await super.releaseConnection();
     const next = this.#waiting.shift();
     if (next) next();
     else this.#busy = false;

@@ -23,10 +23,10 @@ export class StatementCounter {
   /** Counts what `connection` runs from now on: Kysely's `onCreateConnection`, called once a connection. */
   readonly watch = async (connection: DatabaseConnection): Promise<void> => {
     const execute = connection.executeQuery.bind(connection);
-    connection.executeQuery = (query, options) => {
+    connection.executeQuery = (query) => {
       this.#count += 1;
       if (query.query.kind !== "SelectQueryNode") this.#writes += 1;
-      return execute(query, options);
+      return execute(query);
     };
   };
 }
