@@ -1,14 +1,10 @@
-import { configDefaults, defineConfig } from "vitest/config";
+import { defineConfig } from "vitest/config";
+import { SHARED, defaultProjects } from "./test/suites.js";
 
+/** `npm test`: the default suite (test/suites.ts says what runs where). */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    // The real-platform suites need MediaWiki and Ghost installed (`npm run test:platforms`); the
-    // PostgreSQL-only ones a cluster (`npm run test:postgres`).
-    exclude: [...configDefaults.exclude, "test/platforms/**", "test/postgres/**"],
-    // Browser tests share one Chromium per file; two cores means two files at a time.
-    maxWorkers: 2,
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    ...SHARED,
+    projects: defaultProjects(),
   },
 });

@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { PLATFORM_FILES, SHARED } from "./test/suites.js";
 
 /**
  * `npm run test:platforms`: the suites that run against real MediaWiki and Ghost installs
@@ -7,11 +8,11 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
-    include: ["test/platforms/**/*.test.ts"],
+    ...SHARED,
+    include: PLATFORM_FILES.map((folder) => `${folder}/*.test.ts`),
     maxWorkers: 2,
     testTimeout: 120_000,
     // A first Ghost start on a machine also migrates the pristine database it copies afterwards.
     hookTimeout: 300_000,
-    teardownTimeout: 60_000,
   },
 });

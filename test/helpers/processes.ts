@@ -31,6 +31,9 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
+/** How long `serve` may take to answer `/healthz` before the start is reported failed, with what it wrote. */
+const START_DEADLINE_MS = 90_000;
+
 /** Starts `action-service serve` on a data dir and waits until `/healthz` answers. */
 export async function startServe(options: { dataDir: string; sandboxUrl: string; env?: Record<string, string> }): Promise<ServeProcess> {
   const port = await freePort();
@@ -50,7 +53,9 @@ export async function startServe(options: { dataDir: string; sandboxUrl: string;
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // Generous: on a machine whose every core is taken (test:loaded, the CPU-hog tests) a start-up
+  // takes many times its usual second or two; slow is not broken.
+  const deadline = Date.now() + START_DEADLINE_MS;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`serve exited (${child.exitCode}): ${output}`);
     const ok = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
