@@ -52,16 +52,5 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/**
- * Waits until `check` passes (polling), for state reached in the background. The default bound is
- * far above what such work takes on a loaded machine (5 s was not always), below a test's 60 s.
- */
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** The suite's one wait (test/helpers/wait.ts), here too for the engine's tests that import it with the executor. */
+export { eventually } from "./wait.js";

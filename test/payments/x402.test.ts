@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startDevnet, type Devnet } from "../../src/payments/devnet/index.js";
 import { startServe, type ServeProcess } from "../helpers/processes.js";
 import { startProxy, type FacilitatorProxy } from "./facilitator-proxy.js";
+import { eventually } from "../helpers/wait.js";
 
 // Top-ups end to end (DESIGN §7) against `x402-devnet` in this process: a real ganache chain, the
 // real EIP-3009 test USDC and the real facilitator. Payments are signed by viem accounts and sent
@@ -345,7 +346,7 @@ describe("x402 top-ups against the devnet", () => {
     // reconciliation's settlement is not the one this case holds next).
     proxy.mode = "pass";
     service = await serve();
-    await waitFor(async () => (await balance()) === before + 4);
+    await waitFor(async () => (await balance()) === before + 4, "the 4 credits settled meanwhile");
 
     // 2: the process dies after the facilitator settled, before it heard so.
     proxy.mode = "settle-then-hold";
@@ -353,13 +354,13 @@ describe("x402 top-ups against the devnet", () => {
     const arrivedAgain = proxy.settleArrived();
     const pendingAgain = topUp(6, await signPayment(second, 6)).catch(() => undefined);
     await arrivedAgain;
-    await waitFor(async () => (await tokenBalance(devnet.payTo)) === payToBefore + 100_000n);
+    await waitFor(async () => (await tokenBalance(devnet.payTo)) === payToBefore + 100_000n, "the payment on the chain");
     await service.crash();
     await pendingAgain;
 
     proxy.mode = "pass";
     service = await serve();
-    await waitFor(async () => (await balance()) === before + 10);
+    await waitFor(async () => (await balance()) === before + 10, "the 10 credits reconciled");
     // Once: a restart more changes nothing, on the books or on chain.
     await service.stop();
     service = await serve();
@@ -457,12 +458,8 @@ async function expectLedgerMatchesBalance(): Promise<void> {
 }
 
 /** Polls `condition` gently; the bound is far above a restart and a reconciliation on a loaded machine. */
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+async function waitFor(condition: () => Promise<boolean>, what: string): Promise<void> {
+  await eventually(condition, { what, timeoutMs: 60_000, everyMs: 200 });
 }
 
 /** Moves all of `account`'s test USDC back to the bank: a real transfer that makes its pending authorization unpayable. */

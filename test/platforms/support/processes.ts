@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { eventually } from "../../helpers/wait.js";
 
 export { freePort } from "../../helpers/processes.js";
 
@@ -61,14 +62,17 @@ function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 
 /** Polls `probe` until it returns true; fails with `describe()` when `child` exits or time runs out. */
 export async function waitUntil(probe: () => Promise<boolean>, options: { child: ChildProcess; timeoutMs: number; what: string; describe: () => string }): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
-  for (;;) {
-    if (options.child.exitCode !== null || options.child.signalCode !== null) {
-      throw new Error(`${options.what} exited (${options.child.exitCode ?? options.child.signalCode}) before answering:\n${options.describe()}`);
-    }
-    if (await probe().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`${options.what} did not answer within ${options.timeoutMs} ms:\n${options.describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  const { child } = options;
+  try {
+    await eventually(probe, {
+      what: `${options.what} to answer`,
+      timeoutMs: options.timeoutMs,
+      everyMs: 200,
+      errorsAreNotYet: true,
+      abandon: () => (child.exitCode !== null || child.signalCode !== null ? `it exited (${child.exitCode ?? child.signalCode})` : undefined),
+    });
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}:\n${options.describe()}`);
   }
 }
 
