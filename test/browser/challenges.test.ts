@@ -1,12 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { TotpStepRepository } from "../../src/store/repositories/totp-steps.js";
+import { OffsetClock } from "../helpers/clock.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
 
 // Real Chromium against a real sandbox, through the REST API: how sign-in challenges pause,
-// resume and end an action, and what a signed-in account keeps between actions.
+// resume and end an action, and what a signed-in account keeps between actions. The sandbox and
+// the service share one clock (real time plus an offset), so a test can move both to a TOTP step's end.
 let live: LiveService;
+const clock = new OffsetClock();
 
 beforeAll(async () => {
-  live = await startLiveService();
+  live = await startLiveService({ clock });
 });
 
 afterAll(async () => {
@@ -16,6 +20,26 @@ afterAll(async () => {
 afterEach(async () => {
   await live.sandboxApi("POST", "/_sandbox/settings", { redesign: false, rate_limit: { max: 1000, window_seconds: 60 } });
 });
+
+const TOTP_STEP_MS = 30_000;
+
+/**
+ * Once a sign-in of `handle` has claimed its TOTP time step, moves the clock (the platform's and
+ * the service's) on to 3 s before that step's end: a sign-in that must wait for the next step
+ * waits those 3 s, not up to 30. Restore the returned spy when done.
+ */
+function nearStepEndOnceClaimed(handle: string): { mockRestore(): void } {
+  const claim = TotpStepRepository.prototype.claim;
+  const claimed = vi.spyOn(TotpStepRepository.prototype, "claim").mockImplementation(async function (this: TotpStepRepository, platform, username, step) {
+    const won = await claim.call(this, platform, username, step);
+    if (won && username === handle) {
+      claimed.mockRestore();
+      clock.advance(Math.max(0, (step + 1) * TOTP_STEP_MS - 3_000 - clock.now().getTime()));
+    }
+    return won;
+  });
+  return claimed;
+}
 
 const statusesOf = (actionId: string) => live.history(actionId).map((entry) => entry.status);
 
@@ -42,7 +66,9 @@ describe("challenges", () => {
     // The sandbox gives a new TOTP user a random secret: the stored one is wrong.
     const handle = await live.user("totp");
     const accountId = await live.account(handle, { totp_secret: "JBSWY3DPEHPK3PXP" });
-    const action = await live.run(accountId, "connect");
+    // The refused code's step is spent: the next step's code is tried before the secret is called wrong.
+    const claimed = nearStepEndOnceClaimed(handle);
+    const action = await live.run(accountId, "connect").finally(() => claimed.mockRestore());
     expect(action).toMatchObject({ status: "failed", error: { code: "login_failed" } });
     expect(action.error.message).toMatch(/TOTP secret/);
     expect(statusesOf(action.id)).not.toContain("needs_input");
@@ -59,10 +85,15 @@ describe("challenges", () => {
       while (action.status === "queued" || action.status === "running") action = (await live.api("GET", `/v1/actions/${action.id}?wait=30`, undefined, { key })).json;
       return action;
     };
-    const [first, second] = await Promise.all([runAs(live.key, mine), runAs(otherKey, other.json.id)]);
-    // Each time step's code is sent once per platform user, so neither is refused.
-    expect(first).toMatchObject({ status: "succeeded", result: { profile: { handle } } });
-    expect(second).toMatchObject({ status: "succeeded", result: { profile: { handle } } });
+    const claimed = nearStepEndOnceClaimed(handle);
+    try {
+      const [first, second] = await Promise.all([runAs(live.key, mine), runAs(otherKey, other.json.id)]);
+      // Each time step's code is sent once per platform user, so neither is refused.
+      expect(first).toMatchObject({ status: "succeeded", result: { profile: { handle } } });
+      expect(second).toMatchObject({ status: "succeeded", result: { profile: { handle } } });
+    } finally {
+      claimed.mockRestore();
+    }
   });
 
   it("an emailed code answered through the API signs the account in", async () => {

@@ -7,9 +7,14 @@ import { sql, value } from "../helpers/sql.js";
 // Real Chromium against a real sandbox, through the REST API: which pages outlive their action
 // (a kept page spares the next action a new renderer process) and which never do.
 let live: LiveService;
+/**
+ * How long a kept page waits for its account's next action: long enough that the next action of a
+ * test (or the third account's lookup below) always comes first, short enough to watch it expire.
+ */
+const WARM_PAGE_SECONDS = 8;
 
 beforeAll(async () => {
-  live = await startLiveService({ env: { ACTION_SERVICE_WARM_PAGES: "2", ACTION_SERVICE_WARM_PAGE_SECONDS: "20" } });
+  live = await startLiveService({ env: { ACTION_SERVICE_WARM_PAGES: "2", ACTION_SERVICE_WARM_PAGE_SECONDS: String(WARM_PAGE_SECONDS) } });
 });
 
 afterAll(async () => {
@@ -60,12 +65,12 @@ describe("warm pages", () => {
   });
 
   it("keeps at most ACTION_SERVICE_WARM_PAGES pages, closing the least recently kept, and closes a kept page after ACTION_SERVICE_WARM_PAGE_SECONDS while the context stays warm", async () => {
-    const accounts = [await connected(), await connected(), await connected()];
+    const accounts = await Promise.all([connected(), connected(), connected()]);
     for (const accountId of accounts) expect((await live.run(accountId, "lookup_person", { handle: "alice" })).status).toBe("succeeded");
     expect(live.server.pool.keptPages).toBe(2);
     const open = (): number[] => accounts.map((accountId) => pagesOf(accountId).length);
     await live.until(() => open().join() === "0,1,1");
-    await live.until(() => live.server.pool.keptPages === 0 && open().join() === "0,0,0", 30_000);
+    await live.until(() => live.server.pool.keptPages === 0 && open().join() === "0,0,0", (WARM_PAGE_SECONDS + 20) * 1000);
     for (const accountId of accounts) expect(live.server.pool.contextOf(accountId)).toBeDefined();
   }, 120_000);
 
@@ -92,7 +97,7 @@ describe("warm pages", () => {
     expect(answered.status).toBe(202);
     expect((await live.wait(action.id)).status).toBe("succeeded");
     expect(live.server.pool.keptPages).toBe(0);
-    // Well before the kept-page timeout (20 s).
+    // Well before the kept-page timeout (8 s).
     await live.until(() => page.isClosed(), 5_000);
     expect(pagesOf(accountId)).toEqual([]);
   });

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config.js";
+import type { Clock } from "../../src/engine/clock.js";
 import { createLogger, silentLogger } from "../../src/engine/logger.js";
 import { dkimRecord, generateDkimKey, startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server.js";
@@ -57,6 +58,12 @@ export interface LiveServiceOptions {
    * server on 127.0.0.1 publishes (`ACTION_SERVICE_DNS_SERVERS`). See `inboxUser`.
    */
   inbox?: boolean;
+  /**
+   * One clock for the platform and the service (the sandbox's sessions, codes and TOTP steps, the
+   * service's timestamps, schedules and TOTP codes), e.g. an `OffsetClock` a test moves forward
+   * to reach an interval's end; runner leases stay on the process's own clock. Default: real time.
+   */
+  clock?: Clock;
 }
 
 /** A sandbox user whose e-mail and SMS URL are its account's inbox. */
@@ -75,7 +82,8 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
     const record = dkimRecord(dkim);
     dns.set(record.name, record.value);
   }
-  const sandbox = await startSandbox({ port: 0, ...(smtpPort ? { smtpUrl: `smtp://127.0.0.1:${smtpPort}`, dkim } : {}) });
+  const { clock } = options;
+  const sandbox = await startSandbox({ port: 0, ...(smtpPort ? { smtpUrl: `smtp://127.0.0.1:${smtpPort}`, dkim } : {}), ...(clock ? { clock: () => clock.now() } : {}) });
   const dataDir = mkdtempSync(join(tmpdir(), "action-service-live-"));
   const config = loadConfig({
     ACTION_SERVICE_DATA_DIR: dataDir,
@@ -98,7 +106,8 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
   };
   // Silent unless asked (ACTION_SERVICE_TEST_LOG_LEVEL=warn), e.g. to see why a benchmark's action failed.
   const logger = process.env.ACTION_SERVICE_TEST_LOG_LEVEL ? createLogger(process.env.ACTION_SERVICE_TEST_LOG_LEVEL) : silentLogger;
-  let server = await startServer(config, { logger, ...options.server });
+  const serverOptions: ServerOptions = { logger, ...(clock ? { clock } : {}), ...options.server };
+  let server = await startServer(config, serverOptions);
   record(server);
   const key = server.service.firstKey!.key;
   let users = 0;
@@ -198,7 +207,7 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
     },
     async restart() {
       await server.close();
-      server = await startServer({ ...config, port: Number(new URL(server.url!).port) }, { logger, ...options.server });
+      server = await startServer({ ...config, port: Number(new URL(server.url!).port) }, serverOptions);
       record(server);
     },
     async close() {

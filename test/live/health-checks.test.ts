@@ -1,14 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { checkOnce } from "../helpers/checks.js";
+import { OffsetClock } from "../helpers/clock.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { rows, sql } from "../helpers/sql.js";
 
 // Health checks (DESIGN §16) end to end: real Chromium against the sandbox, whose sessions are ended
 // and remembered devices forgotten under the accounts, so signing in again meets the challenge.
-// Checks run every minute here (the shortest interval), and on demand.
+// Checks run every minute here (the shortest interval), and on demand. The sandbox and the service
+// share one clock, real time plus an offset: moving it forward reaches the minute, or the next TOTP
+// time step, at once, for the platform and the service alike (the runners' leases keep real time).
 let live: LiveService;
+const clock = new OffsetClock();
 
 beforeAll(async () => {
-  live = await startLiveService({ inbox: true, env: { ACTION_SERVICE_HEALTH_CHECK_MINUTES: "1" }, server: { healthCheckTickMs: 500 } });
+  live = await startLiveService({ inbox: true, clock, env: { ACTION_SERVICE_HEALTH_CHECK_MINUTES: "1" }, server: { healthCheckTickMs: 500 } });
 }, 60_000);
 
 afterAll(async () => {
@@ -49,6 +54,44 @@ async function accountUpdates(accountId: string): Promise<{ status: string; stat
   return events.filter((event) => event.type === "account.updated" && event.subject_id === accountId).map((event) => event.data as unknown as { status: string; status_reason?: string; checked_at?: string });
 }
 
+/** Moves the shared clock forward to `at` (ms since the epoch), never back. */
+function moveClockTo(at: number): void {
+  clock.advance(Math.max(0, at - clock.now().getTime()));
+}
+
+const TOTP_STEP_MS = 30_000;
+
+/**
+ * The connect sent this 30 s time step's code, and a step's code is sent once: signing in again
+ * would wait for the next step (see the challenges test). The clock moves to it instead.
+ */
+function toNextTotpStep(): void {
+  moveClockTo((Math.floor(clock.now().getTime() / TOTP_STEP_MS) + 1) * TOTP_STEP_MS);
+}
+
+/** Waits until the schedule has looked for due checks `count` times, each look started from now on. */
+async function scheduleLooks(count: number): Promise<void> {
+  const { healthChecks } = live.server.service.engine;
+  const look = healthChecks.scheduleDue.bind(healthChecks);
+  let looked = 0;
+  const spy = vi.spyOn(healthChecks, "scheduleDue").mockImplementation(async () => {
+    const queued = await look();
+    looked += 1;
+    return queued;
+  });
+  try {
+    await live.until(() => looked >= count, 30_000);
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+/** The params of every check queued for the account (a check is the engine's own action of type `check`): `{ requested: true }` for one on demand. */
+async function checksOf(accountId: string): Promise<Record<string, unknown>[]> {
+  const found = await rows<{ params: string }>(live.server.service.store, sql`SELECT params FROM actions WHERE account_id = ${accountId} AND type = 'check'`);
+  return found.map((row) => JSON.parse(row.params) as Record<string, unknown>);
+}
+
 async function connectedTotpAccount(): Promise<{ handle: string; accountId: string; connectedAt: string }> {
   const handle = await live.user("totp", { totp_secret: SECRET });
   const accountId = await live.account(handle, { totp_secret: SECRET });
@@ -61,6 +104,7 @@ describe("health checks", () => {
     const { handle, accountId, connectedAt } = await connectedTotpAccount();
     const before = await balance();
     await signOutOnPlatform(handle);
+    toNextTotpStep();
 
     const queued = await live.api("POST", `/v1/accounts/${accountId}/check`);
     expect(queued.status).toBe(202);
@@ -68,6 +112,8 @@ describe("health checks", () => {
     const checked = await checkedAfter(accountId, connectedAt);
     expect(checked).toMatchObject({ status: "connected" });
     expect(checked.status_reason).toBeUndefined();
+    // The check asked for did it (the schedule's would come a minute after the connect).
+    expect(await checksOf(accountId)).toEqual([{ requested: true }]);
 
     // Signed in again: a post runs without signing in (its page is the start page's).
     expect(await live.run(accountId, "post", { text: `After the check ${handle}` })).toMatchObject({ status: "succeeded" });
@@ -126,21 +172,28 @@ describe("health checks", () => {
     expect(JSON.parse((await store.accounts.getSecret(accountId, "session"))!)).toEqual({ cookies: [], origins: [] });
   }, 120_000);
 
-  it("the periodic check (every minute) signs a TOTP account in again by itself", async () => {
+  it("the periodic check (every minute) signs a TOTP account in again by itself, a minute after it was last found signed in and not before", async () => {
     const { handle, accountId, connectedAt } = await connectedTotpAccount();
     const before = await balance();
     await signOutOnPlatform(handle);
-    // Nobody asks: a minute after the account was last found signed in, its check comes.
     const eventsBefore = (await accountUpdates(accountId)).length;
-    const checked = await checkedAfter(accountId, connectedAt, 100_000);
+    // Half a minute after the account was last found signed in: the schedule looks, and leaves it.
+    moveClockTo(Date.parse(connectedAt) + 30_000);
+    await scheduleLooks(3);
+    expect(await checksOf(accountId)).toEqual([]);
+    expect((await account(accountId)).checked_at).toBe(connectedAt);
+    // A minute after: nobody asks, and its check comes.
+    moveClockTo(Date.parse(connectedAt) + 60_000);
+    const checked = await checkedAfter(accountId, connectedAt, 30_000);
     expect(checked).toMatchObject({ status: "connected" });
+    expect(await checksOf(accountId)).toEqual([{}]);
     // Nobody asked and nothing changed: the schedule's check is no event.
     expect((await accountUpdates(accountId)).length).toBe(eventsBefore);
     expect(new Date(checked.checked_at).getTime() - new Date(connectedAt).getTime()).toBeGreaterThanOrEqual(60_000);
     expect(await balance()).toBe(before);
     // Its session works: a post needs no sign-in (the sandbox would ask for a code nobody gives).
     expect(await live.run(accountId, "post", { text: `Kept signed in ${handle}` })).toMatchObject({ status: "succeeded" });
-  }, 150_000);
+  }, 120_000);
 
   it("an e-mail-code account whose codes no inbox receives becomes needs_auth, with an event and no page held", async () => {
     const handle = await live.user("email");

@@ -2,20 +2,13 @@ import { mkdirSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
-import type { Clock } from "../../src/engine/clock.js";
+import { OffsetClock } from "../helpers/clock.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
 import { eventually } from "../helpers/scripted-executor.js";
 
-/** Real time plus an offset the test can move, to reach a link's expiry. */
-class OffsetClock implements Clock {
-  offsetMs = 0;
-  now(): Date {
-    return new Date(Date.now() + this.offsetMs);
-  }
-}
-
 let live: LiveService;
 let person: Browser;
+/** The service's clock: real time plus an offset the test moves, to reach a link's expiry. */
 const clock = new OffsetClock();
 
 beforeAll(async () => {
