@@ -8,7 +8,7 @@ import { PERMISSION_OF, PRINCIPALS, expectedOutcome, type Outcome, type Principa
 import { jsonOrUndefined } from "../helpers/harness.js";
 import { OPERATIONS, hiddenIds, idsFor, restCall, restName, targetsOf, toolArguments, type Operation, type RestCall } from "./matrix-operations.js";
 import { SEED_REQUEST_ERRORS } from "./seed-errors.js";
-import { stateDifference } from "./state.js";
+import { stateDifference, type StateSnapshot } from "./state.js";
 import { pausedAtNeedsInput } from "./background.js";
 import { UNREACHABLE_HOOK, createWorld, type World } from "./world.js";
 
@@ -110,13 +110,37 @@ async function restRequest(call: RestCall, key: string | undefined, options: { h
   return { status: response.status, headers: response.headers, raw, json: undefined };
 }
 
+type Targets = Awaited<ReturnType<World["freshTargets"]>>;
+
+/** The targets made last and the state just after; undefined once a request that may write was sent at them. */
+let unspent: { targets: Targets; state: StateSnapshot } | undefined;
+
+/**
+ * The targets a case aims at, and the state before its request. Making them is most of a case's
+ * cost, so the last ones are aimed at again while they are as made: no request since may have
+ * written (each was refused, and held to have written nothing) and the state is the one they
+ * were made in. Otherwise fresh ones are made.
+ */
+async function targetsForCase(): Promise<{ fresh: Targets; before: StateSnapshot }> {
+  if (unspent) {
+    await world.settle();
+    const before = await world.snapshot();
+    if (stateDifference(unspent.state, before).length === 0) return { fresh: unspent.targets, before };
+  }
+  const fresh = await world.freshTargets();
+  const before = await world.snapshot();
+  unspent = { targets: fresh, state: before };
+  return { fresh, before };
+}
+
 /** Runs one operation for one principal on one target, then holds it to the rule. */
 async function runCase(principal: PrincipalSpec, operation: Operation, target: TargetSpec): Promise<void> {
-  const fresh = await world.freshTargets();
+  const { fresh, before } = await targetsForCase();
   const ids = idsFor(target, fresh, ++serial);
   const expected = expectedOutcome(principal, operation, target);
   const hidden = hiddenIds(principal, fresh, ids);
-  const before = await world.snapshot();
+  // An allowed request may change the targets (cancel the action, delete the account) or write where the state does not look.
+  if (expected.ok) unspent = undefined;
   let text: string;
   if (operation.surface === "rest") {
     const call = restCall(operation.route, ids, serial);
@@ -174,8 +198,7 @@ for (const operation of OPERATIONS) {
 
 /** Over MCP a missing or unknown key never reaches a tool: the POST is a 401 with the REST error body. */
 async function unauthenticatedToolCall(principal: PrincipalSpec, operation: Operation & { surface: "mcp" }): Promise<void> {
-  const fresh = await world.freshTargets();
-  const before = await world.snapshot();
+  const { fresh, before } = await targetsForCase();
   const key = keyOf(principal);
   const response = await fetch(`${world.origin}/mcp`, {
     method: "POST",

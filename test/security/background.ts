@@ -9,8 +9,12 @@ import { sql, value } from "../helpers/sql.js";
  */
 const SETTLE_MS = 30_000;
 
-/** How often `until` looks again when nothing it hears of has changed: webhook deliveries tell no event. */
-const POLL_MS = 20;
+/**
+ * How often `until` looks again when nothing it hears of has changed: webhook deliveries tell no
+ * event, and every set of fixtures waits for its deliveries' attempts (a look is two counts, well
+ * under a millisecond).
+ */
+const POLL_MS = 5;
 
 /** Resolves once no action will still write without a request and no webhook delivery is due. */
 export function settled(h: Harness, timeoutMs = SETTLE_MS): Promise<void> {

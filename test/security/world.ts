@@ -184,7 +184,9 @@ export async function createWorld(): Promise<World> {
     async freshTargets() {
       await world.settle();
       await dropWebhooks();
-      const targets = { own: await targetsIn(ownAdmin), other: await targetsIn(otherPrincipal) };
+      // Both workspaces at once: most of the making is waiting for each action to pause.
+      const [own, other] = await Promise.all([targetsIn(ownAdmin), targetsIn(otherPrincipal)]);
+      const targets = { own, other };
       // The fixtures' own deliveries are attempted in the background: done before a request is judged.
       await world.settle();
       return targets;
