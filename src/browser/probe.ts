@@ -1,4 +1,4 @@
-import { request, type APIRequestContext } from "playwright";
+import type { APIRequestContext } from "playwright";
 import type { Driver } from "../platforms/driver.js";
 import { isSameUser } from "./identity.js";
 
@@ -48,6 +48,8 @@ export async function probeShowsAccount(api: APIRequestContext, target: ProbeTar
  */
 export async function probeFromHere(saved: string, target: ProbeTarget): Promise<{ session: string | undefined } | undefined> {
   const before = JSON.parse(saved) as SavedState;
+  // Imported here, as the pool does (fleet.ts): Playwright is loaded after the service is up, not before it listens.
+  const { request } = await import("playwright");
   const api = await request.newContext({ storageState: before });
   try {
     if (!(await probeShowsAccount(api, target))) return undefined;

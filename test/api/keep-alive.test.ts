@@ -73,7 +73,8 @@ describe.concurrent("a connection left idle longer than Node's default 5 s is re
   }
 });
 
-describe("idle keep-alive connections do not hold up a shutdown", () => {
+// Concurrent with the idle waits above (and each other): each has its own service and connections.
+describe.concurrent("idle keep-alive connections do not hold up a shutdown", () => {
   it("the in-process service and sandbox close at once, ending their idle connections", async () => {
     const stopping = await startLiveService();
     const agent = new Agent({ keepAlive: true });

@@ -44,8 +44,9 @@ async function connected(live: LiveService): Promise<string> {
   return account;
 }
 
-describe("a browser fleet", () => {
-  it("spreads accounts over two browser servers; when one dies, the next actions succeed on the other", async () => {
+// The two run at once: each has its own browsers and service, and much of each is waiting on them.
+describe.concurrent("a browser fleet", () => {
+  it("spreads accounts over two browser servers; when one dies, the next actions succeed on the other", { timeout: 180_000 }, async () => {
     const [one, two] = await Promise.all([browserServer(), browserServer()]);
     const live = await startLiveService({ env: { BROWSER_WS_ENDPOINTS: `${one.endpoint},${two.endpoint}` } });
     try {
@@ -67,7 +68,7 @@ describe("a browser fleet", () => {
     }
   });
 
-  it("runs actions on a CDP endpoint (a Chromium started with --remote-debugging-port)", async () => {
+  it("runs actions on a CDP endpoint (a Chromium started with --remote-debugging-port)", { timeout: 180_000 }, async () => {
     const port = await freePort();
     const profile = mkdtempSync(join(tmpdir(), "cdp-profile-"));
     dirs.push(profile);
@@ -77,7 +78,7 @@ describe("a browser fleet", () => {
       { stdio: "ignore", detached: true },
     );
     children.push(chromium);
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + 60_000;
     while (!(await fetch(`http://127.0.0.1:${port}/json/version`).then((response) => response.ok, () => false))) {
       if (Date.now() > deadline) throw new Error("Chromium's DevTools endpoint did not come up");
       await new Promise((resolve) => setTimeout(resolve, 100));
