@@ -93,13 +93,18 @@ export class WebhookDispatcher {
     await this.#running;
   }
 
-  /** Claims a batch, sends it, and records every outcome in one transaction; until nothing is due. */
+  /**
+   * Claims a batch, sends it, and records every outcome in one transaction; until nothing is due or
+   * the dispatcher stops. A batch once claimed is always sent and recorded, a stop meanwhile
+   * included (`stop()` waits for it): dropped, its deliveries would stay leased for a minute and
+   * hold back everything after them for their actions.
+   */
   async #drain(): Promise<void> {
     const { clock } = this.parts;
-    for (;;) {
+    while (!this.#stopped) {
       const now = clock.now();
       const claimed = await this.#write("claim", { runnerId: this.#id, now: now.toISOString(), leaseUntil: new Date(now.getTime() + LEASE_MS).toISOString(), limit: BATCH });
-      if (claimed.length === 0 || this.#stopped) return;
+      if (claimed.length === 0) return;
       const attempts = (await Promise.all(claimed.map((delivery) => this.#deliver(delivery)))).filter((attempt) => attempt !== undefined);
       await this.#write("record", { runnerId: this.#id, now: clock.now().toISOString(), retryDelaysMs: this.options.retryDelaysMs, attempts });
     }
