@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { restClient, startServe, type ServeProcess } from "../helpers/processes.js";
 import { Receiver } from "./support.js";
+import { eventually } from "../helpers/wait.js";
 
 // Priority inversion (DESIGN §3 "Slow is not broken"): serve's delivery thread runs at nice 10, so on
 // a machine whose CPUs are busy it waits long for each turn. Were it to hold SQLite's write lock
@@ -70,11 +71,7 @@ async function inParallel<T>(count: number, inFlight: number, work: (index: numb
 }
 
 async function until(check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await eventually(check, { timeoutMs });
 }
 
 it("a request never gets a 503 because serve's own delivery thread, starved of CPU, holds the write lock", async () => {

@@ -10,6 +10,7 @@ import { startSandbox } from "../../src/sandbox/index.js";
 import { CLI, restClient, startServe } from "../helpers/processes.js";
 import { ScriptedExecutor } from "../helpers/scripted-executor.js";
 import { addAccount, emailCodeConnect, harness, modernEnvelope, modernRpc, serveMcpHttp, type Rpc } from "./support.js";
+import { eventually } from "../helpers/wait.js";
 
 // The tasks extension over 2026-07-28 HTTP (DESIGN §6): run_action and connect_account answer a
 // task when the client declares the extension; the action is the task. Raw requests: the SDK's
@@ -47,15 +48,19 @@ async function serve() {
 }
 
 /** tasks/get until `done` holds (polling, as a client would), or fails after `ms`. */
-async function until(get: () => Promise<Rpc>, done: (task: any) => boolean, ms = 10_000): Promise<any> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const answer = await get();
-    if (answer.error) throw new Error(`tasks/get failed: ${JSON.stringify(answer.error)}`);
-    if (done(answer.result)) return answer.result;
-    if (Date.now() > deadline) throw new Error(`task is ${JSON.stringify(answer.result)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+async function until(get: () => Promise<Rpc>, done: (task: any) => boolean, timeoutMs = 30_000): Promise<any> {
+  let last: unknown;
+  return eventually(
+    async () => {
+      const answer = await get();
+      if (answer.error) throw new Error(`tasks/get failed: ${JSON.stringify(answer.error)}`);
+      last = answer.result;
+      return done(answer.result) && answer.result;
+    },
+    { what: "the task's status", timeoutMs, everyMs: 50 },
+  ).catch((error: unknown) => {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}: the task is ${JSON.stringify(last)}`);
+  });
 }
 
 const connectArgs = (accountId: string) => ({ account_id: accountId, type: "connect", params: {}, wait_seconds: 5 });

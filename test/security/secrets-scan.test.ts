@@ -37,6 +37,7 @@ import {
   type TokenOwner,
   withoutInboxes,
 } from "./secrets-support.js";
+import { eventually } from "../helpers/wait.js";
 
 // A full run of the real service (real Chromium, real sandbox, real HTTP, REST + MCP + live
 // links, every sign-in challenge kind, idempotent requests, a webhook endpoint receiving every
@@ -190,14 +191,8 @@ async function clickVia(socket: WebSocket, target: ReturnType<Page["locator"]>):
   socket.send(JSON.stringify({ type: "click", x: box!.x + box!.width / 2, y: box!.y + box!.height / 2 }));
 }
 
-async function until<T>(read: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value) return value;
-    check(Date.now() < deadline, `timed out waiting for ${what}`);
-    await sleep(100);
-  }
+async function until<T>(read: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs?: number): Promise<T> {
+  return eventually(read, { what, timeoutMs, everyMs: 100 });
 }
 
 async function call(name: string, args: Record<string, unknown>): Promise<{ data: any; text: string; isError: boolean }> {
