@@ -5,15 +5,32 @@ import { join } from "node:path";
 /** `dist/cli.js`: tests that need real processes run the built service, as a user would. */
 export const CLI = join(import.meta.dirname, "..", "..", "dist", "cli.js");
 
-/** A free TCP port on 127.0.0.1 (closed again at once, so a child process can take it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed to a process that listens on them later, below the kernel's ephemeral range
+ * (/proc/sys/net/ipv4/ip_local_port_range, 32768–60999 by default). A port from that range
+ * (`listen(0)`) is free only until the next outgoing connection of any process on the machine takes
+ * it as its local port — a browser's, a fetch's — which happened between the pick and the listen
+ * (EADDRINUSE) with three test files at a time. No outgoing connection is given a port below it.
+ */
+const PICK_FROM = 20_000;
+const PICK_TO = 32_767;
+
+/**
+ * A free TCP port on 127.0.0.1 for a child process (or a later listen) to take: a random one below
+ * the ephemeral range, checked free by listening on it and closed again at once.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = PICK_FROM + Math.floor(Math.random() * (PICK_TO - PICK_FROM + 1));
+    if (await canListen(port)) return port;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
   });
 }
 
