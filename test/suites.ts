@@ -1,4 +1,5 @@
 import { configDefaults, type TestProjectInlineConfiguration, type ViteUserConfig } from "vitest/config";
+import { SlowFirstSequencer } from "./sequencer.js";
 
 /**
  * The test suites and what runs where, for the three vitest configurations: `npm test`
@@ -56,6 +57,7 @@ export const SHARED: NonNullable<ViteUserConfig["test"]> = {
   hookTimeout: 120_000,
   // A crashed or hung worker is reported as such, not waited for without end.
   teardownTimeout: 60_000,
+  sequence: { sequencer: SlowFirstSequencer },
   coverage: {
     provider: "v8",
     include: ["src/**/*.ts"],

@@ -1,0 +1,41 @@
+import { relative } from "node:path";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+/**
+ * The files that take longest, longest first: started first, they do not end a run alone while the
+ * other workers sit idle. Used only when vitest has no timings of its own for the run's files (a
+ * fresh clone, as in CI); with them, it orders by what it measured. A hint: a file missing here
+ * runs after these, in vitest's order.
+ */
+const SLOW_FIRST = [
+  "test/browser/errors.test.ts",
+  "test/web/app.test.ts",
+  "test/browser/challenges.test.ts",
+  "test/chaos/kill.test.ts",
+  "test/execution/slow-platform.test.ts",
+  "test/browser/warm-pages.test.ts",
+  "test/events/webhooks.test.ts",
+  "test/payments/x402.test.ts",
+  "test/live/health-checks.test.ts",
+  "test/postgres/coordinators.test.ts",
+  "test/postgres/live-links.test.ts",
+  "test/inbox/inbox.test.ts",
+  "test/execution/processes.test.ts",
+  "test/sandbox/sign-in.test.ts",
+  "test/security/access-matrix.test.ts",
+];
+
+export class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const path = (spec: TestSpecification): string => relative(this.ctx.config.root, spec.moduleId);
+    const measured = sorted.every((spec) => this.ctx.cache.getFileTestResults(`${spec.project.name}:${path(spec)}`));
+    if (measured) return sorted;
+    const rank = (spec: TestSpecification): number => {
+      const index = SLOW_FIRST.indexOf(path(spec));
+      return index === -1 ? SLOW_FIRST.length : index;
+    };
+    // Stable: within a group, the listed files first, the rest in vitest's order.
+    return [...sorted].sort((a, b) => a.project.config.sequence.groupOrder - b.project.config.sequence.groupOrder || rank(a) - rank(b));
+  }
+}
