@@ -25,7 +25,8 @@ import { isCharged } from "../../src/domain/credits.js";
 import type { ActionErrorCode } from "../../src/domain/errors.js";
 import type { ActionStatus } from "../../src/domain/status.js";
 import { INTERRUPTED_AFTER_COMMIT } from "../../src/engine/execution/index.js";
-import { CLI, freePort } from "../helpers/processes.js";
+import { CLI, START_DEADLINE_MS, freePort } from "../helpers/processes.js";
+import { eventually } from "../helpers/wait.js";
 
 // ---------------------------------------------------------------------------------------------
 // Small utilities
@@ -100,21 +101,23 @@ function spawnCli(command: string, env: Record<string, string>, logFile: string)
   return { child, pid: child.pid!, exited, output: () => output };
 }
 
-/** A start-up bound for a loaded machine: a restart that takes 2–3 s on an idle one outlasted 30 s beside other tests and CPU hogs. */
-const START_TIMEOUT_MS = 90_000;
-
 /** Resolves once `check` holds; a process that exits first, or does not come up in time, is an error (and is killed). */
-async function waitUntil(check: () => Promise<boolean>, proc: Omit<CliProcess, "url">, what: string, timeoutMs = START_TIMEOUT_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`${what} exited (${proc.child.exitCode ?? proc.child.signalCode}): ${proc.output().slice(-4000)}`);
-    if (await check().catch(() => false)) return;
-    if (Date.now() > deadline) {
-      proc.child.kill("SIGKILL");
+async function waitUntil(check: () => Promise<boolean>, proc: Omit<CliProcess, "url">, what: string): Promise<void> {
+  const { child } = proc;
+  try {
+    await eventually(check, {
+      what: `${what} to come up`,
+      timeoutMs: START_DEADLINE_MS,
+      everyMs: 50,
+      errorsAreNotYet: true,
+      abandon: () => (child.exitCode !== null || child.signalCode !== null ? `it exited (${child.exitCode ?? child.signalCode})` : undefined),
+    });
+  } catch (error) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGKILL");
       await proc.exited;
-      throw new Error(`${what} did not come up within ${timeoutMs} ms: ${proc.output().slice(-4000)}`);
     }
-    await sleep(50);
+    throw new Error(`${error instanceof Error ? error.message : String(error)}: ${proc.output().slice(-4000)}`);
   }
 }
 

@@ -8,6 +8,7 @@ import { dkimRecord, generateDkimKey, startSandbox, type RunningSandbox } from "
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server.js";
 import { startLocalDns } from "./dns.js";
 import { freePort } from "./processes.js";
+import { eventually } from "./wait.js";
 
 /** A real service (real Chromium, real SQLite, real HTTP on 127.0.0.1) against a real sandbox. */
 export interface LiveService {
@@ -199,11 +200,7 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
       return [...(histories.get(actionId) ?? [])];
     },
     async until(check, timeoutMs = 10_000, everyMs = 50) {
-      const deadline = Date.now() + timeoutMs;
-      while (!(await check())) {
-        if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, everyMs));
-      }
+      await eventually(check, { timeoutMs, everyMs });
     },
     async restart() {
       await server.close();

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { eventually } from "./wait.js";
 
 /** `dist/cli.js`: tests that need real processes run the built service, as a user would. */
 export const CLI = join(import.meta.dirname, "..", "..", "dist", "cli.js");
@@ -48,8 +49,12 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-/** How long `serve` may take to answer `/healthz` before the start is reported failed, with what it wrote. */
-const START_DEADLINE_MS = 90_000;
+/**
+ * How long a started process (serve, the sandbox) may take to answer before its start is reported
+ * failed, with what it wrote. Generous: on a machine whose every core is taken (test:loaded, the
+ * CPU-hog tests) a start-up takes many times its usual second or two; slow is not broken.
+ */
+export const START_DEADLINE_MS = 90_000;
 
 /** Starts `action-service serve` on a data dir and waits until `/healthz` answers. */
 export async function startServe(options: { dataDir: string; sandboxUrl: string; env?: Record<string, string> }): Promise<ServeProcess> {
@@ -70,15 +75,16 @@ export async function startServe(options: { dataDir: string; sandboxUrl: string;
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  // Generous: on a machine whose every core is taken (test:loaded, the CPU-hog tests) a start-up
-  // takes many times its usual second or two; slow is not broken.
-  const deadline = Date.now() + START_DEADLINE_MS;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`serve exited (${child.exitCode}): ${output}`);
-    const ok = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`serve did not answer /healthz: ${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  try {
+    await eventually(() => fetch(`${url}/healthz`).then((response) => response.ok), {
+      what: "serve to answer /healthz",
+      timeoutMs: START_DEADLINE_MS,
+      everyMs: 100,
+      errorsAreNotYet: true,
+      abandon: () => (child.exitCode === null ? undefined : `it exited (${child.exitCode})`),
+    });
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}: ${output}`);
   }
   const lines = output.split("\n").map((line) => line.trim());
   const keyLine = lines.findIndex((line) => line.startsWith("First start"));

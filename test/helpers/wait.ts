@@ -44,8 +44,3 @@ export async function eventually<T>(check: () => T | undefined | false | null | 
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
-
-/** Resolves after `ms`: only for a test that must let real time pass (an idle connection), never to wait for work. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
