@@ -2,8 +2,6 @@ import { dkimVerify } from "mailauth";
 import { aligned } from "../domain/inbox.js";
 import { dnsResolver, type TxtResolver } from "./dns.js";
 
-export { dnsResolver, withTxtRecords, type TxtResolver } from "./dns.js";
-
 export interface DkimOptions {
   /** Where DKIM keys are looked up (default: DNS through the system's resolver). */
   resolver?: TxtResolver | undefined;

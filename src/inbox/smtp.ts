@@ -7,7 +7,8 @@ import { MAX_MESSAGE_CHARS } from "../engine/inbox/index.js";
 import { SENDERS_REMEMBERED, SenderLimit } from "./sender-limit.js";
 import { SessionDeadlines } from "./smtp-sessions.js";
 import { plaintextRefusal, type SmtpTls } from "./smtp-tls.js";
-import { authenticatedDomains, type TxtResolver } from "./dkim.js";
+import { authenticatedDomains } from "./dkim.js";
+import type { TxtResolver } from "./dns.js";
 
 /** The largest mail taken: sign-in mails are a few kilobytes; a platform's HTML mail well under this. */
 export const MAX_MAIL_BYTES = 512 * 1024;
