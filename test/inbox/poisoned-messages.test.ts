@@ -27,19 +27,28 @@ function poisoned(i: number): string {
   return shapes[i % shapes.length]!().slice(0, MAX_MESSAGE_CHARS);
 }
 
-/** The event loop's longest stall while watched, in ms: how late a 10 ms timer fired at worst. */
+/**
+ * The event loop's longest stall while watched, in ms of this process's CPU time: the most CPU
+ * spent between two ticks of a 10 ms timer. Work that holds the loop (a backtracking pattern) costs
+ * CPU time whatever else the machine runs; the wall-clock lateness of the timer also counts the
+ * turns other processes take on a busy machine, which are no stall of ours.
+ */
 function watchEventLoop(): { stop(): number } {
-  let last = performance.now();
+  const cpuMs = (): number => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
+  let last = cpuMs();
   let longest = 0;
   const timer = setInterval(() => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last - 10);
+    const now = cpuMs();
+    longest = Math.max(longest, now - last);
     last = now;
   }, 10);
   return {
     stop() {
       clearInterval(timer);
-      return Math.max(longest, performance.now() - last - 10);
+      return Math.max(longest, cpuMs() - last);
     },
   };
 }
@@ -81,9 +90,10 @@ describe("poisoned messages", () => {
     expect(await push("Your Sandbox Social code is 123456")).toMatchObject({ used_for: actionId });
     await eventually(async () => (await h.request("GET", `/v1/actions/${actionId}`)).json.status === "succeeded");
     const stalled = lag.stop();
-    // Measured here: linear reading stalls the loop ≈ 10–50 ms at worst; one backtracking pattern
-    // stalls it over a second per message, and a challenge that read all 50 again, a minute. The
-    // bound sits between, ten times from each.
-    expect(stalled).toBeLessThan(500);
+    // Measured here in CPU time: linear reading holds the loop ≈ 20–25 ms at worst, on a quiet
+    // machine or one with every core taken; one backtracking pattern put back (the bracket rule
+    // scanning to the end for each `[`) holds it ≈ 590 ms per message, and a challenge that read
+    // all 50 again, a minute. The bound sits between.
+    expect(stalled).toBeLessThan(200);
   }, 120_000);
 });
