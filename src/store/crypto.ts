@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makePrivate } from "./adapters/sqlite-file.js";
@@ -7,28 +7,22 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const VERSION = 1;
 
-/** Seals secrets at rest with AES-256-GCM under the master key, and vouches for what coordinators tell each other. */
+/** Seals secrets at rest with AES-256-GCM under the master key, and derives keys for what coordinators tell each other. */
 export class Sealer {
   readonly #key: Buffer;
-  /** Its own key, derived from the master key: the sealing key is never used for anything else. */
-  readonly #macKey: Buffer;
 
   constructor(masterKey: Buffer) {
     if (masterKey.length !== 32) throw new Error("The master key must be 32 bytes.");
     this.#key = masterKey;
-    this.#macKey = createHmac("sha256", masterKey).update("action-service: coordinator MAC").digest();
   }
 
-  /** HMAC-SHA256 of `value` for `purpose`: only a holder of the same master key (another coordinator) makes the same. */
-  mac(purpose: string, value: string): string {
-    return createHmac("sha256", this.#macKey).update(`${purpose}\0${value}`).digest("base64url");
-  }
-
-  /** Whether `given` is `mac(purpose, value)` (compared in constant time). */
-  verifyMac(purpose: string, value: string, given: string): boolean {
-    const expected = Buffer.from(this.mac(purpose, value));
-    const actual = Buffer.from(given);
-    return actual.length === expected.length && timingSafeEqual(actual, expected);
+  /**
+   * A key of its own for `purpose`, derived from the master key (HMAC-SHA256 of the purpose): only
+   * a holder of the same master key (another coordinator) has it, and the sealing key is never
+   * used for anything else.
+   */
+  deriveKey(purpose: string): Buffer {
+    return createHmac("sha256", this.#key).update(`action-service: ${purpose}`).digest();
   }
 
   /** version(1) ‖ iv(12) ‖ tag(16) ‖ ciphertext; `context` binds a sealed value to its row and column. */

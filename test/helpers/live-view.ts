@@ -13,9 +13,10 @@ export interface LiveView {
   close(): void;
 }
 
-export async function openLiveView(signInUrl: string): Promise<LiveView> {
+/** `headers`: more the browser sends (a cookie of the site, say). */
+export async function openLiveView(signInUrl: string, headers: Record<string, string> = {}): Promise<LiveView> {
   const url = new URL(signInUrl);
-  const socket = new WebSocket(`${signInUrl.replace(/^http/, "ws")}/ws?w=1280&h=800`, { origin: url.origin });
+  const socket = new WebSocket(`${signInUrl.replace(/^http/, "ws")}/ws?w=1280&h=800`, { origin: url.origin, headers });
   const received: LiveMessage[] = [];
   const waiting: (() => void)[] = [];
   socket.on("message", (data) => {

@@ -12,7 +12,8 @@ export type Coordinator = CliProcess & { firstKey: string | undefined };
 /** Coordinators on one fresh PostgreSQL database: `start(n)` is a `serve` with its own data dir (its own machine). */
 export interface Database {
   url: string;
-  start(n: number): Promise<Coordinator>;
+  /** `env`: settings for this coordinator alone (its internal URL, the CAs it trusts). */
+  start(n: number, env?: Record<string, string>): Promise<Coordinator>;
 }
 
 /**
@@ -45,8 +46,8 @@ export function coordinatorsOnPostgres(name: string): { readonly sandbox: CliPro
       const shared = { ACTION_SERVICE_DATABASE_URL: url, ACTION_SERVICE_MASTER_KEY: randomBytes(32).toString("hex"), ...env };
       return {
         url,
-        async start(n) {
-          const proc = await startServeProcess({ dataDir: join(dir, `data-${n}`), port: await freePort(), sandboxUrl: sandbox!.url, logFile: join(dir, `serve-${n}.log`), env: shared });
+        async start(n, own = {}) {
+          const proc = await startServeProcess({ dataDir: join(dir, `data-${n}`), port: await freePort(), sandboxUrl: sandbox!.url, logFile: join(dir, `serve-${n}.log`), env: { ...shared, ...own } });
           running.push(proc);
           return proc;
         },

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { request as httpRequest, type IncomingMessage } from "node:http";
+import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -13,17 +13,12 @@ import { tooManyRequests, type RateLimiter } from "../../engine/access/index.js"
 import { sha256 } from "../../store/crypto.js";
 import type { LiveTarget } from "../../engine/accounts/index.js";
 import type { Logger } from "../../engine/logger.js";
+import { FORWARDED, HopProofs, REFUSAL_REASONS, forwardUpgrade, headerOf, hopRequestOf } from "./hop.js";
 import type { LiveHub } from "./hub.js";
 import { livePage, messagePage } from "./page.js";
 import type { Viewer, ViewerInput } from "./screencast.js";
 
 const TOKEN_PATH = /^\/live\/([A-Za-z0-9_-]{1,100})\/ws$/;
-/**
- * A live view forwarded by another coordinator (DESIGN §11): the MAC of its token under the shared
- * master key. That coordinator has checked the origin and taken from the rate limit already.
- */
-const FORWARDED = "x-action-service-forwarded";
-const FORWARDED_PURPOSE = "live-view";
 
 /** Headers on every live response: a capability link must not leak, be cached or be indexed. */
 function secure(c: Context, nonce: string): void {
@@ -121,6 +116,8 @@ export function mountLive(
   });
 
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 });
+  // Judged by the engine's clock: the one time every coordinator of the fleet reads.
+  const proofs = new HopProofs(engine.store.sealer.deriveKey("live-view hop"), engine.core.lifecycle.clock);
   const serveViewer = async (socket: WebSocket, token: string, width: number, height: number): Promise<void> => {
     const target = await engine.live.resolve(token);
     if (!target || target === "expired") return socket.close(target ? 4410 : 4404, target ? "expired" : "not found");
@@ -184,8 +181,15 @@ export function mountLive(
     const match = TOKEN_PATH.exec(url.pathname);
     if (!match) return false;
     const token = match[1]!;
-    const vouched = headerOf(request, FORWARDED);
-    const forwarded = vouched !== null && engine.store.sealer.verifyMac(FORWARDED_PURPOSE, token, vouched);
+    // Forwarded by another coordinator: its proof must hold for this very request, once.
+    const proof = headerOf(request, FORWARDED);
+    const verdict = proof === null ? undefined : proofs.check(hopRequestOf(request, new URL(engine.core.internalUrl).origin, token), proof);
+    if (verdict !== undefined && verdict !== "valid") {
+      logger.warn({ from: request.socket.remoteAddress }, `refused a live view forwarded by another coordinator: ${REFUSAL_REASONS[verdict]}`);
+      socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\n");
+      return true;
+    }
+    const forwarded = verdict === "valid";
     // A browser always sends Origin on a WebSocket: another site's page may not drive the live view.
     const refusal = forwarded ? undefined : checkHostAndOrigin({ get: (name) => headerOf(request, name) }, policy, "the live browser");
     const size = (name: string): number => Math.min(4096, Math.max(320, Number(url.searchParams.get(name)) || 1280));
@@ -200,12 +204,15 @@ export function mountLive(
       const target = forwarded ? undefined : await engine.live.resolve(token);
       const holder = target && target !== "expired" ? await engine.live.pageHolder(target) : undefined;
       if (holder) {
-        forwardUpgrade(request, socket, head, new URL(url.pathname + url.search, holder), engine.store.sealer.mac(FORWARDED_PURPOSE, token), logger);
+        const to = new URL(url.pathname + url.search, holder);
+        forwardUpgrade(request, socket, head, to, proofs.make(hopRequestOf(request, to.origin, token, to.pathname + to.search)), logger);
         return;
       }
       sockets.handleUpgrade(request, socket, head, (ws) => {
         serveViewer(ws, token, size("w"), size("h")).catch((error: unknown) => {
-          logger.warn({ err: error }, "live view failed");
+          // Who watched: for a forwarded view, as the coordinator it reached saw them.
+          const client = forwarded ? headerOf(request, "x-forwarded-for") : request.socket.remoteAddress;
+          logger.warn({ err: error, client }, "live view failed");
           ws.close(1011, "live view failed");
         });
       });
@@ -215,49 +222,4 @@ export function mountLive(
     });
     return true;
   };
-}
-
-/**
- * Hands a WebSocket upgrade to the coordinator at `target` and joins the two connections: its
- * answer (the 101, or a refusal) goes back as it came, then bytes flow both ways until either
- * side closes. `proof` tells it the request was checked here.
- */
-function forwardUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, target: URL, proof: string, logger: Logger): void {
-  const outgoing = httpRequest(target, { method: "GET", headers: { ...request.headers, host: target.host, [FORWARDED]: proof } });
-  const statusLine = (response: IncomingMessage): string => {
-    const headers: string[] = [];
-    for (let i = 0; i < response.rawHeaders.length; i += 2) headers.push(`${response.rawHeaders[i]}: ${response.rawHeaders[i + 1]}\r\n`);
-    return `HTTP/1.1 ${response.statusCode} ${response.statusMessage}\r\n${headers.join("")}\r\n`;
-  };
-  outgoing.on("upgrade", (response, upstream, upstreamHead) => {
-    socket.write(statusLine(response));
-    if (upstreamHead.length > 0) socket.write(upstreamHead);
-    if (head.length > 0) upstream.write(head);
-    const close = (): void => {
-      upstream.destroy();
-      socket.destroy();
-    };
-    for (const side of [upstream, socket]) {
-      side.on("error", close);
-      side.on("close", close);
-    }
-    upstream.pipe(socket);
-    socket.pipe(upstream);
-  });
-  // Refused there (expired, busy, too many): its answer, and the connection ends.
-  outgoing.on("response", (response) => {
-    response.resume();
-    socket.end(`HTTP/1.1 ${response.statusCode} ${response.statusMessage}\r\nConnection: close\r\n\r\n`);
-  });
-  outgoing.on("error", (error) => {
-    logger.warn({ err: error, to: target.origin }, "could not reach the coordinator holding the page");
-    socket.end("HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n");
-  });
-  socket.on("error", () => outgoing.destroy());
-  outgoing.end();
-}
-
-function headerOf(request: IncomingMessage, name: string): string | null {
-  const value = request.headers[name.toLowerCase()];
-  return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
 }
