@@ -174,7 +174,7 @@ export class Lifecycle {
    */
   async move(actionId: string, from: readonly ActionStatus[], to: ActionStatus, changes: { runner_id?: string; answered_by?: AnsweredBy } = {}, guard?: Guard): Promise<boolean> {
     const moved = await this.store.transaction(async () => {
-      const action = await this.store.actions.get(actionId);
+      const action = await this.store.actions.lockForWrite(actionId);
       if (!action || !from.includes(action.status) || (guard && !(await guard(action)))) return false;
       const now = this.now();
       await this.store.actions.update(actionId, { status: transition(action.status, to), ...changes }, now);
@@ -204,7 +204,7 @@ export class Lifecycle {
    */
   async requeue(actionId: string, from: readonly ActionStatus[], guard?: Guard): Promise<boolean> {
     const requeued = await this.store.transaction(async () => {
-      const action = await this.store.actions.get(actionId);
+      const action = await this.store.actions.lockForWrite(actionId);
       if (!action || !from.includes(action.status) || action.committed_at || (guard && !(await guard(action)))) return false;
       const now = this.now();
       await this.store.actions.update(actionId, { status: transition(action.status, "queued"), runner_id: undefined }, now);
@@ -223,7 +223,7 @@ export class Lifecycle {
    */
   async finish(actionId: string, outcome: Outcome, guard?: Guard): Promise<boolean> {
     const finished = await this.store.transaction(async () => {
-      const action = await this.store.actions.get(actionId);
+      const action = await this.store.actions.lockForWrite(actionId);
       if (!action || isTerminal(action.status) || (guard && !(await guard(action)))) return false;
       const now = this.now();
       const code = outcome.status === "failed" ? outcome.code : undefined;

@@ -72,6 +72,18 @@ export class ActionRepository {
     });
   }
 
+  /**
+   * The action, its row locked until the transaction ends (PostgreSQL: `FOR NO KEY UPDATE`). What a
+   * lease holder writes after checking its fence under this lock cannot land after a hand-over:
+   * every hand-over (recovery, claim, cancel, finish) changes this row and waits. SQLite's single
+   * writer is the lock already.
+   */
+  async lockForWrite(id: string): Promise<ActionRecord | undefined> {
+    if (this.q.adapter.dialect !== "postgres") return this.get(id);
+    const row = await this.q.db.selectFrom("actions").selectAll().where("id", "=", id).forNoKeyUpdate().executeTakeFirst();
+    return row && toAction(row);
+  }
+
   async list(filter: ActionFilter): Promise<ActionRecord[]> {
     if (filter.accountIds !== undefined && filter.accountIds.length === 0) return [];
     // Health checks are the engine's own: never listed.
