@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
-import { retryWhileBusy } from "../store/index.js";
+import { randomToken, retryWhileBusy } from "../store/index.js";
 import type { ActionRecord } from "../store/records.js";
 import type { IdempotencyRecord } from "../store/repositories/idempotency.js";
 import { visibleAction } from "./access/index.js";
@@ -48,9 +48,16 @@ export function keyInFlight(key: string): AppError {
  * is a 422; a record found is handed to `existing`, whose answer is returned (it throws
  * `keyInFlight` while the first request has not answered, or returns undefined when the record
  * holds nothing to replay any more); otherwise the key is claimed, in flight, for this request
- * and undefined is returned.
+ * under the token `claim` (what its later writes to the record name: `KeyFence`), and undefined
+ * is returned.
  */
-export function claimKey<T>(core: EngineCore, workspaceId: string, key: string, hash: string, existing: (record: IdempotencyRecord) => T | undefined | Promise<T | undefined>,
+export function claimKey<T>(
+  core: EngineCore,
+  workspaceId: string,
+  key: string,
+  hash: string,
+  existing: (record: IdempotencyRecord) => T | undefined | Promise<T | undefined>,
+  claim: string = newClaim(),
 ): Promise<T | undefined> {
   const { store, lifecycle } = core;
   return store.transaction(async () => {
@@ -68,12 +75,21 @@ export function claimKey<T>(core: EngineCore, workspaceId: string, key: string, 
       key,
       request_hash: hash,
       runner_id: core.runner.runnerId,
+      claim,
       created_at: now.toISOString(),
       expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
     });
     return undefined;
   });
 }
+
+/** A new claim token: what tells this request's claim of a key from any later one. */
+export function newClaim(): string {
+  return randomToken(16);
+}
+
+/** Thrown inside a create's transaction when its claim on the key has lapsed: the action is rolled back. */
+class LostClaim extends Error {}
 
 /**
  * Creates an action at most once per (workspace, Idempotency-Key). A replay is a request
@@ -83,6 +99,11 @@ export function claimKey<T>(core: EngineCore, workspaceId: string, key: string, 
  * holds no response body, so nothing secret (a live-link token) is kept at rest.
  *
  * `respond` runs while the record is in flight (e.g. REST's `?wait`); its result is returned.
+ *
+ * Fenced (DESIGN §11): the action is inserted and attached to the key in one transaction that
+ * keeps it only while the key is still this request's claim. A request whose coordinator stalled
+ * past its lease (the claim settled as abandoned, perhaps claimed again by the client's retry
+ * elsewhere) creates nothing: it answers with what the key names now, or a 409.
  */
 export async function createActionOnce(
   core: EngineCore,
@@ -94,38 +115,70 @@ export async function createActionOnce(
   await actions.authorizeCreate(core, principal, input);
   const { store } = core;
   const workspaceId = principal.workspaceId;
-  const existing = await claimKey(core, workspaceId, key, requestHash(input), (record) => {
-    if (record.state === "in_flight" || record.action_id === undefined) throw keyInFlight(key);
-    return record.action_id;
-  });
+  const hash = requestHash(input);
+  const claim = newClaim();
+  const existing = await claimKey(
+    core,
+    workspaceId,
+    key,
+    hash,
+    (record) => {
+      if (record.state === "in_flight" || record.action_id === undefined) throw keyInFlight(key);
+      return record.action_id;
+    },
+    claim,
+  );
   if (existing) return { action: await visibleAction(store, principal, existing), replayed: true };
   let created: ActionRecord;
   try {
     created = await store.transaction(async () => {
       const action = await actions.insertAction(core, principal, input);
-      await store.idempotency.attachAction(workspaceId, key, action.id);
+      if (!(await store.idempotency.attachAction(workspaceId, key, action.id, claim))) throw new LostClaim();
       return action;
     });
   } catch (error) {
-    // Nothing was created: the key is free again (once the database lets us say so).
-    await retryWhileBusy(() => store.idempotency.forget(workspaceId, key));
+    if (error instanceof LostClaim) return afterLostClaim(core, principal, key, hash);
+    // Nothing was created: the key is free again (once the database lets us say so), if still ours.
+    await retryWhileBusy(() => store.idempotency.forget(workspaceId, key, { claim }));
     throw error;
   }
   actions.announceCreated(core);
   try {
     return { action: await respond(created), replayed: false };
   } finally {
-    await retryWhileBusy(() => store.idempotency.complete(workspaceId, key));
+    await retryWhileBusy(() => store.idempotency.complete(workspaceId, key, { claim }));
   }
 }
 
-/** Requests in flight in a process that is gone: records that created an action are done, the rest freed. */
+/**
+ * The answer of a create whose claim on its key lapsed before it could create anything: the
+ * action the key names now (another request with the key created it), else a 409.
+ */
+async function afterLostClaim(core: EngineCore, principal: Principal, key: string, hash: string): Promise<{ action: ActionRecord; replayed: boolean }> {
+  const record = await core.store.idempotency.get(principal.workspaceId, key, core.lifecycle.now());
+  if (record?.request_hash === hash && record.action_id !== undefined && record.state === "done") {
+    return { action: await visibleAction(core.store, principal, record.action_id), replayed: true };
+  }
+  if (record?.state === "in_flight") throw keyInFlight(key);
+  throw new AppError(
+    "conflict",
+    "This request lost its hold on the Idempotency-Key while it was in progress (the service stalled past its lease), so it created nothing; send it again with the same key.",
+    { idempotency_key: key },
+  );
+}
+
+/**
+ * Requests in flight in a process that is gone: records that created an action are done, the rest
+ * freed — each only while it is still the claim that was found abandoned. Runners' leases are
+ * judged on the lease clock, as the runners judge them.
+ */
 export async function settleAbandoned(core: EngineCore): Promise<void> {
   const { store } = core;
   await store.transaction(async () => {
-    for (const record of await store.idempotency.abandoned(core.lifecycle.now())) {
-      if (record.action_id || record.payment_id) await store.idempotency.complete(record.workspace_id, record.key);
-      else await store.idempotency.forget(record.workspace_id, record.key);
+    for (const record of await store.idempotency.abandoned(core.runner.leaseNow())) {
+      const fence = { claim: record.claim };
+      if (record.action_id || record.payment_id) await store.idempotency.complete(record.workspace_id, record.key, fence);
+      else await store.idempotency.forget(record.workspace_id, record.key, fence);
     }
   });
 }

@@ -5,6 +5,7 @@ import { PostgresAdapter } from "./adapters/postgres.js";
 import { SqliteAdapter } from "./adapters/sqlite.js";
 import type { Db } from "./adapters/sqlite-file.js";
 import { Queries } from "./queries.js";
+import { AccountHoldRepository } from "./repositories/account-holds.js";
 import { AccountRepository } from "./repositories/accounts.js";
 import { ActionRepository } from "./repositories/actions.js";
 import { ChallengeRepository } from "./repositories/challenges.js";
@@ -56,6 +57,7 @@ export class Store {
   readonly #queries: Queries;
   readonly workspaces: WorkspaceRepository;
   readonly accounts: AccountRepository;
+  readonly accountHolds: AccountHoldRepository;
   readonly actions: ActionRepository;
   readonly challenges: ChallengeRepository;
   readonly ledger: LedgerRepository;
@@ -80,6 +82,7 @@ export class Store {
     const q = (this.#queries = new Queries(adapter));
     this.workspaces = new WorkspaceRepository(q);
     this.accounts = new AccountRepository(q, sealer);
+    this.accountHolds = new AccountHoldRepository(q);
     this.actions = new ActionRepository(q);
     this.challenges = new ChallengeRepository(q, sealer);
     this.inbox = new InboxRepository(q, sealer);

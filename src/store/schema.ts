@@ -106,6 +106,8 @@ export interface Schema {
     response_status: number | null;
     response_body: string | null;
     runner_id: string | null;
+    /** The token of the request that claimed the key (migration 008/014): attach and complete name it. */
+    claim: string | null;
     created_at: string;
     expires_at: string;
   };
@@ -120,6 +122,13 @@ export interface Schema {
     updated_at: string;
   };
   totp_steps: { platform: string; username: string; last_step: number };
+  /** Owner sign-in holds on accounts: no action of the account is claimed while one is live. */
+  account_holds: {
+    account_id: string;
+    runner_id: string;
+    expires_at: string;
+    created_at: string;
+  };
   runners: {
     id: string;
     kind: string;

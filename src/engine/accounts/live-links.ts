@@ -47,16 +47,17 @@ export async function resolveLiveToken(core: EngineCore, token: string): Promise
 }
 
 /**
- * Where the coordinator holding a challenge link's page is reached (its internal URL), when that
- * is another coordinator whose lease holds; undefined when the page is here or held by no one. An
- * owner sign-in link's page is opened by whichever coordinator the link is opened on.
+ * Where the coordinator holding a live link's page is reached (its internal URL), when that is
+ * another coordinator whose lease holds; undefined when the page is here or held by no one. A
+ * challenge's page is where its action runs; an owner sign-in page is where the account's sign-in
+ * hold was taken (DESIGN §11), so a link opened again on any coordinator reaches the one page.
  */
 export async function pageHolder(core: EngineCore, target: LiveTarget): Promise<string | undefined> {
-  if (target.kind !== "challenge") return undefined;
+  const now = core.runner.leaseNow();
   // The action as the token was just resolved: no second read.
-  const runnerId = target.action.runner_id;
+  const runnerId = target.kind === "challenge" ? target.action.runner_id : await core.store.accountHolds.holder(target.account.id, now);
   if (!runnerId || runnerId === core.runner.runnerId) return undefined;
-  return core.store.runners.internalUrl(runnerId, core.runner.leaseNow());
+  return core.store.runners.internalUrl(runnerId, now);
 }
 
 /** The owner signed in by hand: keep the session (sealed) and mark the account connected (a locked database is waited out). */

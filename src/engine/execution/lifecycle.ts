@@ -93,9 +93,14 @@ export class Lifecycle {
    * stays queued with `not_before` (DESIGN §16), and the slot goes to the next candidate (`deferred`
    * says whether any was, so the runner sets its wake-up timer). On
    * PostgreSQL the candidates are locked `FOR UPDATE SKIP LOCKED`: coordinators claiming at once
-   * take different actions, and none waits for another.
+   * take different actions, and none waits for another. Accounts an owner's sign-in page holds
+   * (`holdAccount`, on any coordinator) are passed over; `leaseNow` is now on the lease clock, which
+   * judges holds as it judges runners' leases.
    */
-  async claim(runnerId: string, options: { limit: number; skipAccounts: ReadonlySet<string>; holds: () => Promise<boolean> }): Promise<{ taken: ActionRecord[]; deferred: boolean }> {
+  async claim(
+    runnerId: string,
+    options: { limit: number; skipAccounts: ReadonlySet<string>; holds: () => Promise<boolean>; leaseNow: () => string },
+  ): Promise<{ taken: ActionRecord[]; deferred: boolean }> {
     const { taken, deferred } = await this.store.transaction(
       async () => {
         const changes = { taken: [] as ActionRecord[], deferred: [] as string[] };
@@ -114,10 +119,14 @@ export class Lifecycle {
   }
 
   /** One pass over the claimable candidates: each taken, deferred by its pace, or passed over (its account busy here). */
-  async #claimRound(runnerId: string, options: { limit: number; skipAccounts: ReadonlySet<string> }, changes: { taken: ActionRecord[]; deferred: string[] }): Promise<void> {
+  async #claimRound(
+    runnerId: string,
+    options: { limit: number; skipAccounts: ReadonlySet<string>; leaseNow: () => string },
+    changes: { taken: ActionRecord[]; deferred: string[] },
+  ): Promise<void> {
     const clockNow = this.clock.now();
     const now = clockNow.toISOString();
-    for (const candidate of await this.store.actions.claimable(now, { lock: true, limit: options.limit + options.skipAccounts.size })) {
+    for (const candidate of await this.store.actions.claimable(now, { leaseNow: options.leaseNow(), lock: true, limit: options.limit + options.skipAccounts.size })) {
       if (changes.taken.length >= options.limit) break;
       if (options.skipAccounts.has(candidate.account_id)) continue;
       const notBefore = await this.pacing.notBefore(candidate, clockNow);
@@ -127,11 +136,36 @@ export class Lifecycle {
         changes.deferred.push(candidate.id);
         continue;
       }
-      const lease = await this.store.actions.take(candidate.id, runnerId, now);
+      // A hold being taken on the account commits first, and the take sees it.
+      await this.store.accountHolds.lockForClaim(candidate.account_id);
+      const lease = await this.store.actions.take(candidate.id, runnerId, now, options.leaseNow());
       if (lease === undefined) continue;
       await recordActionEvent(this.store, candidate.id, now);
       changes.taken.push({ ...candidate, status: "running", runner_id: runnerId, lease, not_before: undefined, started_at: candidate.started_at ?? now, updated_at: now });
     }
+  }
+
+  /**
+   * Holds the account for an owner's sign-in page (DESIGN §3: one writer per browser context) on
+   * behalf of `runnerId`, until `expiresAt` or its runner's lease ends, whichever is first: no
+   * coordinator claims its actions meanwhile. False while an action of the account runs or waits,
+   * or another live hold has it. A claim at the same moment either commits first (and the account
+   * is then busy) or waits for this one and passes the account over.
+   */
+  async holdAccount(accountId: string, runnerId: string, lease: { now: string; expiresAt: string }): Promise<boolean> {
+    return this.store.transaction(
+      async () => {
+        await this.store.accountHolds.lockAgainstClaims(accountId);
+        if (await this.store.actions.hasActive(accountId)) return false;
+        return this.store.accountHolds.take({ account_id: accountId, runner_id: runnerId, expires_at: lease.expiresAt, created_at: lease.now }, lease.now);
+      },
+      { locksRows: true },
+    );
+  }
+
+  /** Gives up `runnerId`'s hold on the account: its queued actions may be claimed again. */
+  async releaseAccount(accountId: string, runnerId: string): Promise<void> {
+    await this.store.accountHolds.release(accountId, runnerId);
   }
 
   /**
@@ -140,7 +174,7 @@ export class Lifecycle {
    */
   async move(actionId: string, from: readonly ActionStatus[], to: ActionStatus, changes: { runner_id?: string; answered_by?: AnsweredBy } = {}, guard?: Guard): Promise<boolean> {
     const moved = await this.store.transaction(async () => {
-      const action = await this.store.actions.get(actionId);
+      const action = await this.store.actions.lockForWrite(actionId);
       if (!action || !from.includes(action.status) || (guard && !(await guard(action)))) return false;
       const now = this.now();
       await this.store.actions.update(actionId, { status: transition(action.status, to), ...changes }, now);
@@ -170,7 +204,7 @@ export class Lifecycle {
    */
   async requeue(actionId: string, from: readonly ActionStatus[], guard?: Guard): Promise<boolean> {
     const requeued = await this.store.transaction(async () => {
-      const action = await this.store.actions.get(actionId);
+      const action = await this.store.actions.lockForWrite(actionId);
       if (!action || !from.includes(action.status) || action.committed_at || (guard && !(await guard(action)))) return false;
       const now = this.now();
       await this.store.actions.update(actionId, { status: transition(action.status, "queued"), runner_id: undefined }, now);
@@ -189,7 +223,7 @@ export class Lifecycle {
    */
   async finish(actionId: string, outcome: Outcome, guard?: Guard): Promise<boolean> {
     const finished = await this.store.transaction(async () => {
-      const action = await this.store.actions.get(actionId);
+      const action = await this.store.actions.lockForWrite(actionId);
       if (!action || isTerminal(action.status) || (guard && !(await guard(action)))) return false;
       const now = this.now();
       const code = outcome.status === "failed" ? outcome.code : undefined;

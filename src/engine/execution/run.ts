@@ -94,10 +94,14 @@ export class Run {
     });
   }
 
-  /** Whether the run still holds its action, read inside the caller's transaction. */
+  /**
+   * Whether the run still holds its action, read inside the caller's transaction with the action's
+   * row locked until it ends: what the caller then writes (its session, the account's status, a
+   * screenshot, an inbox message used) lands before any hand-over of the action, never after.
+   */
   async holds(): Promise<boolean> {
     if (this.forsaken) return false;
-    const action = await this.parts.lifecycle.store.actions.get(this.action.id);
+    const action = await this.parts.lifecycle.store.actions.lockForWrite(this.action.id);
     return action !== undefined && !isTerminal(action.status) && (await this.fence(action));
   }
 

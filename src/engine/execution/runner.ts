@@ -1,3 +1,4 @@
+import { LIVE_LINK_TTL_MS } from "../../domain/challenges.js";
 import { isTerminal } from "../../domain/status.js";
 import { isBusy, retryWhileBusy } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
@@ -51,8 +52,8 @@ const PUMP_RETRY_MS = 250;
 export class Runner {
   readonly #lease: Lease;
   readonly #runs = new Map<string, Run>();
-  /** Accounts whose browser context a sign-in page holds: no action starts on them. */
-  readonly #heldAccounts = new Set<string>();
+  /** Accounts whose browser context a sign-in page here holds, each with the runner id its hold in the store names. */
+  readonly #heldAccounts = new Map<string, string>();
   #stopped = false;
   #started = false;
   #timers: NodeJS.Timeout[] = [];
@@ -216,10 +217,10 @@ export class Runner {
     const maxRuns = maxConcurrent + (this.options.maxPaused ?? 200);
     const free = Math.min(maxConcurrent - (this.#runs.size - this.pausedCount), maxRuns - this.#runs.size);
     if (free <= 0) return;
-    const busyHere = new Set(this.#heldAccounts);
+    const busyHere = new Set(this.#heldAccounts.keys());
     for (const run of this.#runs.values()) busyHere.add(run.action.account_id);
     const runnerId = this.#lease.id;
-    const { taken, deferred } = await lifecycle.claim(runnerId, { limit: free, skipAccounts: busyHere, holds: () => this.#lease.holds(runnerId) });
+    const { taken, deferred } = await lifecycle.claim(runnerId, { limit: free, skipAccounts: busyHere, holds: () => this.#lease.holds(runnerId), leaseNow: () => this.#lease.now });
     for (const action of taken) this.#start(action);
     // Not at every pump (each commit anywhere wakes one): when this claim deferred, and at each heartbeat for others' deferrals.
     if (deferred) await this.#wakeUp.set();
@@ -263,21 +264,31 @@ export class Runner {
 
   /**
    * A sign-in page wants the account's browser context to itself (DESIGN §3: one writer per
-   * context). True, and no action starts on the account until `releaseAccount`, when none
-   * runs or waits now; false otherwise.
+   * context). True, and no action starts on the account on any coordinator until `releaseAccount`
+   * (or this runner's lease ends), when none runs or waits now; false otherwise. The hold is in the
+   * store (DESIGN §11), for as long as a live link lasts at most.
    */
   async holdAccount(accountId: string): Promise<boolean> {
     if (this.#heldAccounts.has(accountId) || this.#accountRunning(accountId)) return false;
-    this.#heldAccounts.add(accountId);
-    if (await this.options.lifecycle.store.actions.hasActive(accountId)) {
-      this.#heldAccounts.delete(accountId);
-      return false;
+    const runnerId = this.#lease.id;
+    this.#heldAccounts.set(accountId, runnerId);
+    const lease = { now: this.#lease.now, expiresAt: new Date(Date.parse(this.#lease.now) + LIVE_LINK_TTL_MS).toISOString() };
+    let held = false;
+    try {
+      held = await retryWhileBusy(() => this.options.lifecycle.holdAccount(accountId, runnerId, lease));
+    } finally {
+      if (!held) this.#heldAccounts.delete(accountId);
     }
-    return true;
+    return held;
   }
 
   releaseAccount(accountId: string): void {
-    if (this.#heldAccounts.delete(accountId)) this.pump();
+    const runnerId = this.#heldAccounts.get(accountId);
+    if (runnerId === undefined) return;
+    this.#heldAccounts.delete(accountId);
+    retryWhileBusy(() => this.options.lifecycle.releaseAccount(accountId, runnerId))
+      .catch((error: unknown) => this.options.logger.error({ err: error, account_id: accountId }, "could not release the account's sign-in hold; it ends with its expiry or this runner's lease"))
+      .finally(() => this.pump());
   }
 
   /** Stops taking actions, hands back the ones it holds (`handBack`: requeued, or a short grace to finish), then ends its lease. */

@@ -5,6 +5,7 @@ import type { ActionRecord } from "../records.js";
 import { orUndefined } from "../records.js";
 import type { Schema } from "../schema.js";
 import type { ExpressionBuilder, Selectable } from "kysely";
+import { liveHoldOn } from "./account-holds.js";
 
 type ActionRow = Selectable<Schema["actions"]>;
 
@@ -71,6 +72,18 @@ export class ActionRepository {
     });
   }
 
+  /**
+   * The action, its row locked until the transaction ends (PostgreSQL: `FOR NO KEY UPDATE`). What a
+   * lease holder writes after checking its fence under this lock cannot land after a hand-over:
+   * every hand-over (recovery, claim, cancel, finish) changes this row and waits. SQLite's single
+   * writer is the lock already.
+   */
+  async lockForWrite(id: string): Promise<ActionRecord | undefined> {
+    if (this.q.adapter.dialect !== "postgres") return this.get(id);
+    const row = await this.q.db.selectFrom("actions").selectAll().where("id", "=", id).forNoKeyUpdate().executeTakeFirst();
+    return row && toAction(row);
+  }
+
   async list(filter: ActionFilter): Promise<ActionRecord[]> {
     if (filter.accountIds !== undefined && filter.accountIds.length === 0) return [];
     // Health checks are the engine's own: never listed.
@@ -94,9 +107,10 @@ export class ActionRepository {
    * unless that one may not start before a later time (its account's pace, DESIGN §16: the
    * account's later actions wait behind it, one queue per account). `lock` (inside a claim's transaction): on PostgreSQL the rows are locked `FOR UPDATE SKIP
    * LOCKED`, so a coordinator claiming at the same moment passes over them instead of waiting or
-   * taking them twice; SQLite's single writer needs no lock.
+   * taking them twice; SQLite's single writer needs no lock. An account an owner's sign-in page
+   * holds (a live hold at `leaseNow`, whichever coordinator took it) is passed over.
    */
-  async claimable(now: string, options: { lock?: boolean; limit?: number } = {}): Promise<ActionRecord[]> {
+  async claimable(now: string, options: { leaseNow: string; lock?: boolean; limit?: number }): Promise<ActionRecord[]> {
     let query = this.q.db
       .selectFrom("actions as a")
       .selectAll("a")
@@ -122,6 +136,7 @@ export class ActionRepository {
           ),
         ),
       )
+      .where((eb) => eb.not(liveHoldOn(eb, eb.ref("a.account_id"), options.leaseNow)))
       // Health checks take only the run slots no action wants (DESIGN §16).
       .orderBy((eb) => eb.case().when("a.type", "=", CHECK_TYPE).then(eb.lit(1)).else(eb.lit(0)).end())
       .orderBy("a.seq");
@@ -134,9 +149,10 @@ export class ActionRepository {
   /**
    * Claims a queued action for `runnerId`: `running`, with a lease number one higher than it had
    * (DESIGN §11 fencing), started now unless an earlier run started it (a pace counts it once).
-   * Returns that number, or undefined when the action was no longer queued.
+   * Returns that number, or undefined when the action was no longer queued or its account is held
+   * by an owner's sign-in page at `leaseNow` (checked in the same statement).
    */
-  async take(id: string, runnerId: string, now: string): Promise<number | undefined> {
+  async take(id: string, runnerId: string, now: string, leaseNow: string): Promise<number | undefined> {
     const row = await this.q.db
       .updateTable("actions")
       .set((eb) => ({
@@ -149,6 +165,7 @@ export class ActionRepository {
       }))
       .where("id", "=", id)
       .where("status", "=", "queued")
+      .where((eb) => eb.not(liveHoldOn(eb, eb.ref("actions.account_id"), leaseNow)))
       .returning("lease")
       .executeTakeFirst();
     return row?.lease;

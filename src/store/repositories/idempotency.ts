@@ -1,4 +1,6 @@
+import type { ExpressionBuilder } from "kysely";
 import type { Queries } from "../queries.js";
+import type { Schema } from "../schema.js";
 
 export interface IdempotencyRecord {
   workspace_id: string;
@@ -7,18 +9,35 @@ export interface IdempotencyRecord {
   state: "in_flight" | "done";
   action_id: string | undefined;
   payment_id: string | undefined;
+  /** The token of the request that claimed the key; undefined on records written before claims had one. */
+  claim: string | undefined;
   created_at: string;
   expires_at: string;
 }
 
-const COLUMNS = ["workspace_id", "key", "request_hash", "state", "action_id", "payment_id", "created_at", "expires_at"] as const;
+const COLUMNS = ["workspace_id", "key", "request_hash", "state", "action_id", "payment_id", "claim", "created_at", "expires_at"] as const;
 
-const toRecord = (row: { state: string; action_id: string | null; payment_id: string | null } & Omit<IdempotencyRecord, "state" | "action_id" | "payment_id">): IdempotencyRecord => ({
+const toRecord = (
+  row: { state: string; action_id: string | null; payment_id: string | null; claim: string | null } & Omit<IdempotencyRecord, "state" | "action_id" | "payment_id" | "claim">,
+): IdempotencyRecord => ({
   ...row,
   state: row.state as IdempotencyRecord["state"],
   action_id: row.action_id ?? undefined,
   payment_id: row.payment_id ?? undefined,
+  claim: row.claim ?? undefined,
 });
+
+/**
+ * Which claim of a key a write is for (DESIGN §11 fencing): the write changes the record only while
+ * it still carries that claim's token. Left out, the write is unconditional (top-ups).
+ */
+export interface KeyFence {
+  claim: string | undefined;
+}
+
+/** The record is still `fence`'s claim. */
+const ofClaim = (fence: KeyFence) => (eb: ExpressionBuilder<Schema, "idempotency_keys">) =>
+  fence.claim === undefined ? eb("claim", "is", null) : eb("claim", "=", fence.claim);
 
 export class IdempotencyRepository {
   constructor(private readonly q: Queries) {}
@@ -28,8 +47,8 @@ export class IdempotencyRepository {
     return row && toRecord(row);
   }
 
-  /** Claims the key for a request (replacing an expired or retryable record). */
-  async begin(record: { workspace_id: string; key: string; request_hash: string; runner_id: string; created_at: string; expires_at: string }): Promise<void> {
+  /** Claims the key for a request under the token `claim` (replacing an expired or retryable record). */
+  async begin(record: { workspace_id: string; key: string; request_hash: string; runner_id: string; claim: string; created_at: string; expires_at: string }): Promise<void> {
     await this.q.db
       .insertInto("idempotency_keys")
       .values({ ...record, state: "in_flight" })
@@ -38,6 +57,7 @@ export class IdempotencyRepository {
           request_hash: eb.ref("excluded.request_hash"),
           state: "in_flight",
           runner_id: eb.ref("excluded.runner_id"),
+          claim: eb.ref("excluded.claim"),
           action_id: null,
           payment_id: null,
           response_status: null,
@@ -48,8 +68,22 @@ export class IdempotencyRepository {
       .execute();
   }
 
-  async attachAction(workspaceId: string, key: string, actionId: string): Promise<void> {
-    await this.q.db.updateTable("idempotency_keys").set({ action_id: actionId }).where("workspace_id", "=", workspaceId).where("key", "=", key).execute();
+  /**
+   * Names the action the claim `claim` created, in one statement conditional on the key still being
+   * that claim's, in flight and naming no action. False when it is not: the claim was settled (its
+   * runner's lease ended) and perhaps claimed again; the caller must not keep the action.
+   */
+  async attachAction(workspaceId: string, key: string, actionId: string, claim: string): Promise<boolean> {
+    const result = await this.q.db
+      .updateTable("idempotency_keys")
+      .set({ action_id: actionId })
+      .where("workspace_id", "=", workspaceId)
+      .where("key", "=", key)
+      .where("claim", "=", claim)
+      .where("state", "=", "in_flight")
+      .where("action_id", "is", null)
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 
   /** A top-up's key names its payment from the moment the payment is claimed (a crash leaves it answering for it). */
@@ -57,13 +91,18 @@ export class IdempotencyRepository {
     await this.q.db.updateTable("idempotency_keys").set({ payment_id: paymentId }).where("workspace_id", "=", workspaceId).where("key", "=", key).execute();
   }
 
-  /** The request has answered: from now on the key replays its action. */
-  async complete(workspaceId: string, key: string): Promise<void> {
-    await this.q.db.updateTable("idempotency_keys").set({ state: "done" }).where("workspace_id", "=", workspaceId).where("key", "=", key).execute();
+  /** The request has answered: from now on the key replays its action (only while the record is `fence`'s claim, when given). */
+  async complete(workspaceId: string, key: string, fence?: KeyFence): Promise<void> {
+    let query = this.q.db.updateTable("idempotency_keys").set({ state: "done" }).where("workspace_id", "=", workspaceId).where("key", "=", key);
+    if (fence) query = query.where(ofClaim(fence));
+    await query.execute();
   }
 
-  async forget(workspaceId: string, key: string): Promise<void> {
-    await this.q.db.deleteFrom("idempotency_keys").where("workspace_id", "=", workspaceId).where("key", "=", key).execute();
+  /** Frees the key (only while the record is `fence`'s claim, when given: another request's claim is never dropped). */
+  async forget(workspaceId: string, key: string, fence?: KeyFence): Promise<void> {
+    let query = this.q.db.deleteFrom("idempotency_keys").where("workspace_id", "=", workspaceId).where("key", "=", key);
+    if (fence) query = query.where(ofClaim(fence));
+    await query.execute();
   }
 
   /** Frees every key whose action failed in a way that must be retryable (`browser_unavailable`). */
