@@ -11,8 +11,9 @@ export type ChangeListener = () => void;
  * connection commits, and costs one read). On PostgreSQL, any machine: `LISTEN` on the channel
  * the database's triggers notify (`migrations/postgres`); a lost connection is reopened, and
  * listeners are called then, since notifications may have been missed meanwhile. A connection that
- * dies without a word is found by a periodic ping, and listeners are also called every few seconds
- * without a notification (a slow poll), so a dead feed costs seconds, never a follower's timeout.
+ * dies without a word is found by a periodic ping, and listeners are also called without a
+ * notification — every few seconds while the feed cannot listen, now and then while it does (a slow
+ * poll) — so a dead feed costs seconds, never a follower's timeout.
  */
 export interface ChangeFeed {
   on(listener: ChangeListener): () => void;
@@ -94,16 +95,18 @@ export interface FeedTiming {
   pingEveryMs: number;
   /** A ping unanswered this long: the connection is dropped and opened again. */
   pingTimeoutMs: number;
-  /** Listeners are called this long after the last call, notification or not: every follower reads again. */
+  /** While the feed is not listening (its connection down or reopening), listeners are called this often: every follower reads again. */
   fallbackEveryMs: number;
+  /** While it listens, they are still called this long after the last call, notification or not (a backstop). */
+  listeningFallbackEveryMs: number;
 }
 
 /**
- * A dead LISTEN connection (behind a NAT or balancer that dropped it without a word) is noticed
- * within ping + timeout (≤ 8 s), and a follower reads again within 5 s whatever the feed's state.
- * Idle cost: one ping every 5 s on the LISTEN connection, and the followers' reads every 5 s.
+ * A LISTEN connection dead without a word is noticed within ping + timeout (≤ 8 s) and opened
+ * again, and the listeners are called then; while it cannot listen, they are called every 5 s. Idle
+ * cost: one ping every 5 s on the LISTEN connection, and the followers' reads every 30 s.
  */
-export const FEED_TIMING: FeedTiming = { pingEveryMs: 5_000, pingTimeoutMs: 3_000, fallbackEveryMs: 5_000 };
+export const FEED_TIMING: FeedTiming = { pingEveryMs: 5_000, pingTimeoutMs: 3_000, fallbackEveryMs: 5_000, listeningFallbackEveryMs: 30_000 };
 
 /** TCP keep-alive on PostgreSQL connections: the kernel probes an idle one after this long. */
 export const KEEP_ALIVE_AFTER_MS = 10_000;
@@ -147,7 +150,8 @@ export class PostgresChangeFeed extends Listeners implements ChangeFeed {
   }
 
   #tick(): void {
-    if (Date.now() - this.#lastCall >= this.timing.fallbackEveryMs) this.call();
+    const fallback = this.#listening ? this.timing.listeningFallbackEveryMs : this.timing.fallbackEveryMs;
+    if (Date.now() - this.#lastCall >= fallback) this.call();
     void this.#ping();
   }
 

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { CHANGES_CHANNEL, PostgresChangeFeed } from "../../src/store/change-feed.js";
+import { CHANGES_CHANNEL, PostgresChangeFeed, type FeedTiming } from "../../src/store/change-feed.js";
 import { freshDatabase, templateDatabaseUrl } from "../helpers/database.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 import { eventually } from "../helpers/wait.js";
@@ -17,7 +17,7 @@ afterEach(async () => {
   for (const thing of opened.splice(0)) await thing.close();
 });
 
-async function setUp(timing: { pingEveryMs: number; pingTimeoutMs: number; fallbackEveryMs: number }): Promise<{ proxy: TcpProxy; feed: PostgresChangeFeed; calls: () => number; notify(): Promise<void> }> {
+async function setUp(timing: FeedTiming): Promise<{ proxy: TcpProxy; feed: PostgresChangeFeed; calls: () => number; notify(): Promise<void> }> {
   const url = await freshDatabase(templateDatabaseUrl());
   const { hostname, port } = new URL(url);
   const proxy = await startTcpProxy({ host: hostname, port: Number(port) });
@@ -36,7 +36,7 @@ async function setUp(timing: { pingEveryMs: number; pingTimeoutMs: number; fallb
 
 describe("the PostgreSQL change feed on a connection that dies without a word", () => {
   it("notices by its ping, listens again on a new connection, and calls its listeners for what it may have missed", { timeout: 60_000 }, async () => {
-    const { proxy, calls, notify } = await setUp({ pingEveryMs: 500, pingTimeoutMs: 1_000, fallbackEveryMs: HOUR });
+    const { proxy, calls, notify } = await setUp({ pingEveryMs: 500, pingTimeoutMs: 1_000, fallbackEveryMs: HOUR, listeningFallbackEveryMs: HOUR });
     await eventually(() => calls() >= 1, { what: "the feed to listen (its first look)" });
     const listening = calls();
     await notify();
@@ -58,7 +58,7 @@ describe("the PostgreSQL change feed on a connection that dies without a word", 
   });
 
   it("calls its listeners every few seconds while it cannot listen at all, so every follower reads again", { timeout: 60_000 }, async () => {
-    const { proxy, calls } = await setUp({ pingEveryMs: 500, pingTimeoutMs: 1_000, fallbackEveryMs: 1_000 });
+    const { proxy, calls } = await setUp({ pingEveryMs: 500, pingTimeoutMs: 1_000, fallbackEveryMs: 1_000, listeningFallbackEveryMs: HOUR });
     await eventually(() => calls() >= 1, { what: "the feed to listen (its first look)" });
     // Every connection, old and new, goes nowhere: no notification and no reconnect can help.
     proxy.freeze();
