@@ -6,6 +6,8 @@ export interface Cluster {
   port: number;
   dir: string;
   stop(): Promise<void>;
+  /** `pg_ctl restart -m fast`: every session is ended and the server is down for a moment. */
+  restart(): Promise<void>;
 }
 export function startCluster(options?: { dir?: string }): Promise<Cluster>;
 export function databaseUrl(url: string, name: string): string;

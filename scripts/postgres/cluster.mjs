@@ -7,7 +7,8 @@
  *   temp dir), a server on a free port of 127.0.0.1 only, with its unix socket inside that dir and
  *   settings for data nobody keeps (no fsync). PostgreSQL refuses to run as root: as root, every
  *   server program runs as the `postgres` system user, which owns the dir. A watchdog process stops
- *   the server and deletes the dir if this process dies without calling `stop()`.
+ *   the server and deletes the dir if this process dies without calling `stop()`. `restart()` is
+ *   `pg_ctl restart -m fast` (every session ended, the server down for a moment), for fault tests.
  * - `createDatabase(url, name, { template })`: `CREATE DATABASE`, returning the new database's URL.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -220,7 +221,15 @@ export async function startCluster({ dir } = {}) {
           await sleep(100);
         }
         log(`cluster on 127.0.0.1:${port} in ${root}`);
-        return { url, port, dir: root, stop: async () => stopSync() };
+        // Not spawnSync: the caller's own connections and timers go on while the server restarts.
+        const restart = () =>
+          new Promise((resolve, reject) => {
+            const [program, args] = asServerUser(pgCtl, ["restart", "-D", data, "-m", "fast", "-w", "-t", "60", "-l", logFile, "-o", `-p ${port}`]);
+            const child = spawn(program, args, { cwd: root, stdio: "ignore" });
+            child.on("error", reject);
+            child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`pg_ctl restart failed (exit ${code}):\n${readLog(logFile)}`))));
+          });
+        return { url, port, dir: root, stop: async () => stopSync(), restart };
       }
       const serverLog = readLog(logFile);
       if (attempt >= 5 || !/could not bind|address already in use/i.test(serverLog)) {

@@ -1,5 +1,5 @@
 import { AppError } from "../domain/errors.js";
-import { isBusy } from "../store/index.js";
+import { DatabaseUnreachableError, isBusy } from "../store/index.js";
 
 /**
  * The request error an exception stands for, if any: an AppError as it is, and a locked
@@ -10,6 +10,9 @@ import { isBusy } from "../store/index.js";
  */
 export function asAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
+  if (error instanceof DatabaseUnreachableError) {
+    return new AppError("service_unavailable", "The database cannot be reached at the moment (restarting, or the network to it is down); nothing was changed. Retry in a moment.", { retry_after: 1 });
+  }
   if (isBusy(error)) {
     return new AppError(
       "service_unavailable",

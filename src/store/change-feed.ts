@@ -1,3 +1,4 @@
+import { Socket } from "node:net";
 import pg from "pg";
 import type { Db } from "./adapters/sqlite-file.js";
 
@@ -8,8 +9,11 @@ export type ChangeListener = () => void;
  * Wake-ups for what other processes commit (DESIGN §11). On SQLite, one machine: SQLite's
  * `data_version`, looked at every `LOOK_MS` while someone listens (it changes only when another
  * connection commits, and costs one read). On PostgreSQL, any machine: `LISTEN` on the channel
- * the database's triggers notify (`migrations/postgres`), no polling; a lost connection is
- * reopened, and listeners are called then, since notifications may have been missed meanwhile.
+ * the database's triggers notify (`migrations/postgres`); a lost connection is reopened, and
+ * listeners are called then, since notifications may have been missed meanwhile. A connection that
+ * dies without a word is found by a periodic ping, and listeners are also called without a
+ * notification — every few seconds while the feed cannot listen, now and then while it does (a slow
+ * poll) — so a dead feed costs seconds, never a follower's timeout.
  */
 export interface ChangeFeed {
   on(listener: ChangeListener): () => void;
@@ -85,32 +89,106 @@ export class SqliteChangeFeed extends Listeners implements ChangeFeed {
 
 const RECONNECT_MS = 500;
 
+/** How the PostgreSQL feed checks that it is alive (defaults: `FEED_TIMING`). */
+export interface FeedTiming {
+  /** A `SELECT 1` on the LISTEN connection this often while someone listens. */
+  pingEveryMs: number;
+  /** A ping unanswered this long: the connection is dropped and opened again. */
+  pingTimeoutMs: number;
+  /** While the feed is not listening (its connection down or reopening), listeners are called this often: every follower reads again. */
+  fallbackEveryMs: number;
+  /** While it listens, they are still called this long after the last call, notification or not (a backstop). */
+  listeningFallbackEveryMs: number;
+}
+
+/**
+ * A LISTEN connection dead without a word is noticed within ping + timeout (≤ 8 s) and opened
+ * again, and the listeners are called then; while it cannot listen, they are called every 5 s. Idle
+ * cost: one ping every 5 s on the LISTEN connection, and the followers' reads every 30 s.
+ */
+export const FEED_TIMING: FeedTiming = { pingEveryMs: 5_000, pingTimeoutMs: 3_000, fallbackEveryMs: 5_000, listeningFallbackEveryMs: 30_000 };
+
+/** TCP keep-alive on PostgreSQL connections: the kernel probes an idle one after this long. */
+export const KEEP_ALIVE_AFTER_MS = 10_000;
+
 export class PostgresChangeFeed extends Listeners implements ChangeFeed {
   #client: pg.Client | undefined;
+  /** The LISTEN connection's socket, destroyed to drop a connection that no longer answers. */
+  #socket: Socket | undefined;
   #closed = false;
   #reconnect: NodeJS.Timeout | undefined;
+  #ticker: NodeJS.Timeout | undefined;
+  /** Connected and listening: pings are sent only then. */
+  #listening = false;
+  #pinging = false;
+  #lastCall = 0;
 
-  constructor(private readonly url: string) {
+  constructor(
+    private readonly url: string,
+    private readonly timing: FeedTiming = FEED_TIMING,
+  ) {
     super();
+  }
+
+  protected override call(): void {
+    this.#lastCall = Date.now();
+    super.call();
   }
 
   protected started(): void {
     void this.#connect();
+    this.#lastCall = Date.now();
+    this.#ticker ??= setInterval(() => this.#tick(), Math.min(this.timing.pingEveryMs, this.timing.fallbackEveryMs));
+    this.#ticker.unref();
   }
 
   protected stopped(): void {
-    // Kept listening: a connection is cheap, and the next listener hears at once.
+    // Kept listening: a connection is cheap, and the next listener hears at once. The pings and
+    // the slow poll stop: nobody would hear them.
+    clearInterval(this.#ticker);
+    this.#ticker = undefined;
+  }
+
+  #tick(): void {
+    const fallback = this.#listening ? this.timing.listeningFallbackEveryMs : this.timing.fallbackEveryMs;
+    if (Date.now() - this.#lastCall >= fallback) this.call();
+    void this.#ping();
+  }
+
+  /** `SELECT 1` with a deadline: a connection that does not answer is dropped (and opened again). */
+  async #ping(): Promise<void> {
+    const client = this.#client;
+    if (!client || this.#pinging || !this.#listening) return;
+    this.#pinging = true;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), this.timing.pingTimeoutMs)));
+    try {
+      const answer = await Promise.race([client.query("SELECT 1").then(() => "answered" as const), late]);
+      if (answer === "late" && this.#client === client) this.#socket?.destroy(new Error(`the LISTEN connection did not answer a ping within ${this.timing.pingTimeoutMs} ms`));
+    } catch {
+      // A failed ping: the connection's own error event reopens it.
+    } finally {
+      clearTimeout(timer);
+      this.#pinging = false;
+    }
   }
 
   async #connect(): Promise<void> {
     if (this.#closed || this.#client) return;
-    const client = new pg.Client({ connectionString: this.url });
+    const socket = new Socket();
+    const client = new pg.Client({ connectionString: this.url, keepAlive: true, keepAliveInitialDelayMillis: KEEP_ALIVE_AFTER_MS, connectionTimeoutMillis: this.timing.pingTimeoutMs * 2, stream: () => socket });
     this.#client = client;
+    this.#socket = socket;
+    this.#listening = false;
     const retry = (): void => {
       if (this.#client !== client) return;
       this.#client = undefined;
+      this.#socket = undefined;
+      this.#listening = false;
       client.removeAllListeners();
-      void client.end().catch(() => undefined);
+      // Whatever the client still does with it ends with an error nobody waits for.
+      client.on("error", () => undefined);
+      socket.destroy();
       if (this.#closed) return;
       this.#reconnect = setTimeout(() => void this.#connect(), RECONNECT_MS);
       this.#reconnect.unref();
@@ -121,7 +199,8 @@ export class PostgresChangeFeed extends Listeners implements ChangeFeed {
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANGES_CHANNEL}`);
-      // What was committed while nobody listened is looked for once.
+      this.#listening = true;
+      // What was committed while nobody listened (or while a dead connection heard nothing) is looked for once.
       this.call();
     } catch {
       retry();
@@ -131,9 +210,19 @@ export class PostgresChangeFeed extends Listeners implements ChangeFeed {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#reconnect);
+    clearInterval(this.#ticker);
+    this.#ticker = undefined;
     const client = this.#client;
+    const socket = this.#socket;
     this.#client = undefined;
-    client?.removeAllListeners();
-    await client?.end().catch(() => undefined);
+    this.#socket = undefined;
+    if (!client) return;
+    client.removeAllListeners();
+    client.on("error", () => undefined);
+    // An orderly goodbye, but no waiting without end for a server that no longer answers.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([client.end().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, this.timing.pingTimeoutMs)))]);
+    clearTimeout(timer);
+    socket?.destroy();
   }
 }

@@ -25,7 +25,8 @@ import { InboxRepository } from "./repositories/inbox.js";
 import { PaceCooldownRepository } from "./repositories/pace-cooldowns.js";
 
 export { openDatabase, type Db } from "./adapters/sqlite-file.js";
-export { isBusy, retryWhileBusy } from "./adapters/busy.js";
+export { CommitUnknownError, DatabaseUnreachableError, isBusy, retryWhileBusy } from "./adapters/busy.js";
+export { SchemaTooNewError } from "./adapters/schema-version.js";
 export type { Dialect, StoreAdapter } from "./adapter.js";
 export { SqliteAdapter } from "./adapters/sqlite.js";
 export { PostgresAdapter, migratePostgres } from "./adapters/postgres.js";

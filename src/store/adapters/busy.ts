@@ -17,12 +17,65 @@ export function isSqliteBusy(error: unknown): boolean {
 
 /**
  * PostgreSQL's refusals that a later try can pass: a serialization failure (two transactions
- * raced), a deadlock broken by the server, a lock not available.
+ * raced), a deadlock broken by the server, a lock not available (`lock_timeout`: another session
+ * held it too long). Each ends the transaction, which changed nothing. A statement cancelled by
+ * `statement_timeout` (57014) is not one: the same statement would run as long again.
  */
 const POSTGRES_BUSY = new Set(["40001", "40P01", "55P03"]);
 
+/**
+ * PostgreSQL could not be reached, or the connection was lost before the transaction's COMMIT was
+ * sent (docs/decisions.md, "Connections"): nothing was changed, and it may be tried again later.
+ */
+export class DatabaseUnreachableError extends Error {
+  constructor(cause: unknown) {
+    super(`PostgreSQL cannot be reached (${describe(cause)}); nothing was changed.`, { cause });
+    this.name = "DatabaseUnreachableError";
+  }
+}
+
+/**
+ * The connection was lost while COMMIT was on its way: the transaction may or may not have been
+ * applied. Never retried blindly; only work that checks its own effect may run again.
+ */
+export class CommitUnknownError extends Error {
+  constructor(cause: unknown) {
+    super(`The connection to PostgreSQL was lost while a transaction committed (${describe(cause)}): it may or may not have been applied.`, { cause });
+    this.name = "CommitUnknownError";
+  }
+}
+
 export function isPostgresBusy(error: unknown): boolean {
+  if (error instanceof DatabaseUnreachableError) return true;
   return error instanceof Error && "code" in error && typeof error.code === "string" && POSTGRES_BUSY.has(error.code) && "severity" in error;
+}
+
+/**
+ * The server's codes for a session that ended: connection exceptions (class 08), the server
+ * shutting down or restarting (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now),
+ * and the sessions PostgreSQL ends itself: idle in a transaction or idle too long (25P03, 57P05).
+ */
+const SESSION_ENDED = /^(08...|57P0[1235]|25P03)$/;
+/** The socket's own failures. */
+const SOCKET_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTCONN", "EAI_AGAIN"]);
+/**
+ * node-postgres says a connection ended or never opened without a code, in these words only
+ * (pg/lib/client.js, pg-pool): the one place an error is told by its message.
+ */
+const CLIENT_LOST = /^(Connection terminated|Client has encountered a connection error and is not queryable|timeout expired)/;
+
+/** Whether `error` is a PostgreSQL connection that ended (or could not open): see `SESSION_ENDED`. */
+export function isConnectionLost(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = "code" in error && typeof error.code === "string" ? error.code : undefined;
+  if (code !== undefined && (("severity" in error && SESSION_ENDED.test(code)) || SOCKET_ERRORS.has(code))) return true;
+  return code === undefined && CLIENT_LOST.test(error.message);
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = "code" in error && typeof error.code === "string" ? `${error.code}: ` : "";
+  return `${code}${error.message}`;
 }
 
 /** Either database being busy: the work can be tried again later. */

@@ -1,16 +1,13 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Kysely, PostgresDialect, sql } from "kysely";
+import { Kysely, PostgresDialect, type PostgresPool } from "kysely";
 import pg from "pg";
 import type { StoreAdapter, TransactionOptions } from "../adapter.js";
-import { PostgresChangeFeed, type ChangeFeed } from "../change-feed.js";
+import { KEEP_ALIVE_AFTER_MS, PostgresChangeFeed, type ChangeFeed } from "../change-feed.js";
 import type { Schema } from "../schema.js";
-import { isPostgresBusy } from "./busy.js";
+import { CommitUnknownError, DatabaseUnreachableError, isConnectionLost, isPostgresBusy } from "./busy.js";
+import { migratePostgres, type MigrationLog } from "./postgres-migrate.js";
 import { StatementCounter } from "./statement-count.js";
 
-/** `migrations/postgres` at the package root: the same path from `src/store/adapters` and `dist/store/adapters`. */
-const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "migrations", "postgres");
+export { migratePostgres } from "./postgres-migrate.js";
 
 /** Connections per coordinator: requests, the runner and the outbox share them. */
 const POOL_SIZE = 10;
@@ -18,8 +15,25 @@ const POOL_SIZE = 10;
 const MAX_ATTEMPTS = 50;
 const FIRST_RETRY_MS = 2;
 const MAX_RETRY_MS = 200;
-/** The advisory lock `migrate` holds: one process applies migrations at a time. */
-const MIGRATION_LOCK = 7_402_611;
+
+/**
+ * Every session's limits (docs/decisions.md, "Connections"), sent when it opens:
+ * - a transaction left idle this long (its coordinator stopped by the kernel, a GC, a frozen
+ *   network) is ended by the server, and its locks freed: no member holds the others up longer;
+ * - a statement waits this long for a lock, then fails (55P03) and its transaction runs again;
+ * - no statement runs longer: the longest the store sends (a housekeeping delete) takes well under
+ *   a second; migrations set their own.
+ */
+export const SESSION_TIMEOUTS = { idle_in_transaction_session_timeout: 5_000, lock_timeout: 3_000, statement_timeout: 30_000 } as const;
+/** Opening a connection (TCP, TLS, authentication) may take this long. */
+const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * PostgreSQL unreachable (restarting: refused or "starting up"), or a transaction's connection lost
+ * before its COMMIT was sent: tried again for this long before the caller hears of it.
+ */
+const UNREACHABLE_RETRY_MS = 30_000;
+const FIRST_RECONNECT_MS = 50;
+const MAX_RECONNECT_MS = 1_000;
 
 const INT8 = 20;
 /**
@@ -43,23 +57,26 @@ export class PostgresAdapter implements StoreAdapter {
   readonly changes: ChangeFeed;
   readonly #statements = new StatementCounter();
 
+  readonly pool: pg.Pool;
+
   constructor(
-    readonly pool: pg.Pool,
+    connections: PostgresPool & { pool: pg.Pool },
     /** Where the database is (it carries the password, if any: never logged). */
     readonly url: string,
   ) {
-    this.db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool, onCreateConnection: this.#statements.watch }) });
+    this.pool = connections.pool;
+    this.db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: connections, onCreateConnection: this.#statements.watch }) });
     this.changes = new PostgresChangeFeed(url);
   }
 
-  /** Connects (nothing is asked of the server until the first query) and applies pending migrations. */
-  static async open(url: string): Promise<PostgresAdapter> {
-    const pool = new pg.Pool({ connectionString: url, max: POOL_SIZE, types: { getTypeParser: typeParser as typeof pg.types.getTypeParser } });
-    // An idle connection the server dropped must not end the process: the pool replaces it.
-    pool.on("error", () => undefined);
-    const adapter = new PostgresAdapter(pool, url);
+  /**
+   * Connects (nothing is asked of the server until the first query), refuses a database migrated
+   * by a newer action-service, and applies pending migrations.
+   */
+  static async open(url: string, options: { log?: MigrationLog } = {}): Promise<PostgresAdapter> {
+    const adapter = new PostgresAdapter(connectionPool(url), url);
     try {
-      await migratePostgres(adapter.db);
+      await migratePostgres(adapter.db, { log: options.log });
     } catch (error) {
       await adapter.close();
       throw error;
@@ -67,17 +84,34 @@ export class PostgresAdapter implements StoreAdapter {
     return adapter;
   }
 
+  /**
+   * Runs `work` in a transaction, again when PostgreSQL refused it (a race, a lock not available)
+   * or its connection was lost before COMMIT was sent (it changed nothing). A connection lost
+   * while COMMIT was on its way is a `CommitUnknownError`, never retried here.
+   */
   async transaction<T>(work: (db: Kysely<Schema>) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    const started = Date.now();
     for (let attempt = 1; ; attempt++) {
+      let committing = false;
       try {
         return await this.db
           .transaction()
           .setIsolationLevel(options.locksRows ? "read committed" : "serializable")
-          .execute(work);
+          .execute(async (trx) => {
+            const result = await work(trx);
+            committing = true;
+            return result;
+          });
       } catch (error) {
-        if (!isPostgresBusy(error) || attempt >= MAX_ATTEMPTS) throw error;
-        const wait = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempt - 1));
-        await new Promise((resolve) => setTimeout(resolve, wait / 2 + Math.random() * (wait / 2)));
+        if (isPostgresBusy(error)) {
+          if (attempt >= MAX_ATTEMPTS) throw error;
+          await pause(Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempt - 1)));
+          continue;
+        }
+        if (!isConnectionLost(error)) throw error;
+        if (committing) throw new CommitUnknownError(error);
+        if (Date.now() - started >= UNREACHABLE_RETRY_MS) throw new DatabaseUnreachableError(error);
+        await pause(Math.min(MAX_RECONNECT_MS, FIRST_RECONNECT_MS * 2 ** (attempt - 1)));
       }
     }
   }
@@ -106,32 +140,45 @@ export class PostgresAdapter implements StoreAdapter {
 }
 
 /**
- * Applies numbered `NNN_name.sql` files in order, each in its own transaction, under an advisory
- * lock: coordinators started together apply each migration once.
+ * The pool every store statement goes through: sessions with their timeouts and TCP keep-alive;
+ * a connection that ends while checked out (PostgreSQL restarting) fails its query instead of
+ * ending the process; a connection that cannot open yet (the server restarting) is tried again.
  */
-export async function migratePostgres(db: Kysely<Schema>, dir: string = MIGRATIONS_DIR): Promise<string[]> {
-  const files = readdirSync(dir)
-    .filter((name) => /^\d+_.+\.sql$/.test(name))
-    .sort();
-  return db.connection().execute(async (connection) => {
-    await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`.execute(connection);
-    try {
-      await sql`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`.execute(connection);
-      const applied = new Set((await connection.selectFrom("schema_migrations").select("version").execute()).map((row) => row.version));
-      const done: string[] = [];
-      for (const name of files) {
-        const version = Number.parseInt(name, 10);
-        if (applied.has(version)) continue;
-        const text = readFileSync(join(dir, name), "utf8");
-        await connection.transaction().execute(async (trx) => {
-          await sql.raw(text).execute(trx);
-          await trx.insertInto("schema_migrations").values({ version, name, applied_at: new Date().toISOString() }).execute();
-        });
-        done.push(name);
-      }
-      return done;
-    } finally {
-      await sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`.execute(connection);
-    }
+function connectionPool(url: string): PostgresPool & { pool: pg.Pool } {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEP_ALIVE_AFTER_MS,
+    ...SESSION_TIMEOUTS,
+    types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
   });
+  // An idle connection the server dropped: the pool replaces it.
+  pool.on("error", () => undefined);
+  // pg-pool takes its own error listener off a client while it is checked out, and node-postgres
+  // emits `error` when the connection ends: without a listener of its own, that ended the
+  // process. The query under way fails with the error (and the transaction is retried, above).
+  pool.on("connect", (client) => client.on("error", () => undefined));
+  return {
+    pool,
+    connect: async () => {
+      const started = Date.now();
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await pool.connect();
+        } catch (error) {
+          // Nothing was sent on a connection that never opened: trying again is always safe.
+          if (!isConnectionLost(error) || Date.now() - started >= UNREACHABLE_RETRY_MS) throw isConnectionLost(error) ? new DatabaseUnreachableError(error) : error;
+          await pause(Math.min(MAX_RECONNECT_MS, FIRST_RECONNECT_MS * 2 ** (attempt - 1)));
+        }
+      }
+    },
+    end: () => pool.end(),
+  };
+}
+
+/** Waits between half and all of `ms` (jitter: retries of many sessions do not come back together). */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms / 2 + Math.random() * (ms / 2)));
 }

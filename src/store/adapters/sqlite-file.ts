@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BUSY_TIMEOUT_MS } from "./busy.js";
+import { refuseNewerSchema, versionOf } from "./schema-version.js";
 import { fileURLToPath } from "node:url";
 
 export type Db = Database.Database;
@@ -34,7 +35,12 @@ export function openDatabase(file: string): Db {
   // Deleted rows (old idempotency records, replaced sessions) are overwritten, not left in free pages.
   db.pragma("secure_delete = ON");
   if (onDisk) keepPrivate(file);
-  migrate(db);
+  try {
+    migrate(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   keepStatements(db);
   return db;
 }
@@ -77,15 +83,20 @@ function keepPrivate(file: string): void {
   for (const path of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(path)) chmodSync(path, 0o600);
 }
 
-/** Applies numbered `NNN_name.sql` files in order, each in its own transaction. */
+/**
+ * Applies numbered `NNN_name.sql` files in order, each in its own transaction. A database migrated
+ * by a newer release is refused before anything is applied.
+ */
 export function migrate(db: Db, dir: string = MIGRATIONS_DIR): void {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
-  const applied = new Set(db.prepare("SELECT version FROM schema_migrations").pluck().all() as number[]);
   const files = readdirSync(dir)
     .filter((name) => /^\d+_.+\.sql$/.test(name))
     .sort();
+  const migrations = db.prepare("SELECT version, name FROM schema_migrations").all() as { version: number; name: string }[];
+  refuseNewerSchema(migrations, files);
+  const applied = new Set(migrations.map((migration) => migration.version));
   for (const name of files) {
-    const version = Number.parseInt(name, 10);
+    const version = versionOf(name);
     if (applied.has(version)) continue;
     const sql = readFileSync(join(dir, name), "utf8");
     // A migration that makes a table again (SQLite cannot change a column's CHECK) runs with foreign
