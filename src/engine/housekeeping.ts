@@ -34,7 +34,7 @@ export async function purgeExpired(core: EngineCore): Promise<void> {
   await purgeExpiredKeys(core);
   await store.webSessions.purgeExpired(lifecycle.now());
   // Rate-limit buckets shared on PostgreSQL: a full one is the same as none.
-  if (store.dialect === "postgres") await store.rateLimits.purge(lifecycle.clock.now().getTime());
+  if (store.dialect === "postgres") await store.rateLimits.purge();
   await store.events.purgeBefore(new Date(lifecycle.clock.now().getTime() - EVENT_RETENTION_MS).toISOString());
   // Inbox messages are kept 24 hours (DESIGN §15).
   await store.inbox.deleteExpired(lifecycle.now());

@@ -9,10 +9,13 @@ import { freePort } from "../helpers/processes.js";
 
 export type Coordinator = CliProcess & { firstKey: string | undefined };
 
-/** Coordinators on one fresh PostgreSQL database: `start(n)` is a `serve` with its own data dir (its own machine). */
+/**
+ * Coordinators on one fresh PostgreSQL database: `start(n)` is a `serve` with its own data dir (its
+ * own machine), `env` added to its environment alone (e.g. a clock set off by libfaketime).
+ */
 export interface Database {
   url: string;
-  start(n: number): Promise<Coordinator>;
+  start(n: number, env?: Record<string, string>): Promise<Coordinator>;
 }
 
 /**
@@ -45,8 +48,8 @@ export function coordinatorsOnPostgres(name: string): { readonly sandbox: CliPro
       const shared = { ACTION_SERVICE_DATABASE_URL: url, ACTION_SERVICE_MASTER_KEY: randomBytes(32).toString("hex"), ...env };
       return {
         url,
-        async start(n) {
-          const proc = await startServeProcess({ dataDir: join(dir, `data-${n}`), port: await freePort(), sandboxUrl: sandbox!.url, logFile: join(dir, `serve-${n}.log`), env: shared });
+        async start(n, own = {}) {
+          const proc = await startServeProcess({ dataDir: join(dir, `data-${n}`), port: await freePort(), sandboxUrl: sandbox!.url, logFile: join(dir, `serve-${n}.log`), env: { ...shared, ...own } });
           running.push(proc);
           return proc;
         },

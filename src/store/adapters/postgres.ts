@@ -14,6 +14,11 @@ const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..",
 
 /** Connections per coordinator: requests, the runner and the outbox share them. */
 const POOL_SIZE = 10;
+/**
+ * Lease renewal's statements wait at most this long on the server (DESIGN §11: a renewal that
+ * waits longer than a lease is of no use; the runner stops its runs before its lease would end).
+ */
+const LEASE_STATEMENT_TIMEOUT_MS = 5_000;
 /** A transaction PostgreSQL refused to commit (it raced another) is run again, at most this often. */
 const MAX_ATTEMPTS = 50;
 const FIRST_RETRY_MS = 2;
@@ -41,6 +46,11 @@ export class PostgresAdapter implements StoreAdapter {
   readonly dialect = "postgres";
   readonly db: Kysely<Schema>;
   readonly changes: ChangeFeed;
+  /**
+   * Lease renewal's own connection (DESIGN §11), outside the pool: a renewal never waits behind
+   * requests for a connection, nor behind a transaction this process has open.
+   */
+  readonly leaseDb: Kysely<Schema>;
   readonly #statements = new StatementCounter();
 
   constructor(
@@ -50,6 +60,16 @@ export class PostgresAdapter implements StoreAdapter {
   ) {
     this.db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool, onCreateConnection: this.#statements.watch }) });
     this.changes = new PostgresChangeFeed(url);
+    const leasePool = new pg.Pool({
+      connectionString: url,
+      max: 1,
+      keepAlive: true,
+      connectionTimeoutMillis: LEASE_STATEMENT_TIMEOUT_MS,
+      options: `-c statement_timeout=${LEASE_STATEMENT_TIMEOUT_MS} -c lock_timeout=${LEASE_STATEMENT_TIMEOUT_MS}`,
+      types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
+    });
+    leasePool.on("error", () => undefined);
+    this.leaseDb = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: leasePool }) });
   }
 
   /** Connects (nothing is asked of the server until the first query) and applies pending migrations. */
@@ -101,6 +121,7 @@ export class PostgresAdapter implements StoreAdapter {
 
   async close(): Promise<void> {
     await this.changes.close();
+    await this.leaseDb.destroy();
     await this.db.destroy();
   }
 }
