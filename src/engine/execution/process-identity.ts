@@ -22,7 +22,7 @@ export function processIdentity(pid = process.pid): string {
  */
 export function isDeadLocalProcess(identity: string, pid: number): boolean {
   const here = machinePart();
-  if (here.includes("-")) return false;
+  if (here.split("/").includes("-")) return false;
   const at = identity.lastIndexOf("/");
   if (at < 0 || identity.slice(0, at) !== `${hostname()}/${here}`) return false;
   const start = identity.slice(at + 1);
