@@ -9,11 +9,12 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { issueKey } from "../src/engine/access/index.js";
+import { processIdentity } from "../src/engine/execution/process-identity.js";
 import { newId } from "../src/engine/ids.js";
 import { startSandbox } from "../src/sandbox/index.js";
 import { Sealer, loadMasterKey, openStore, randomToken } from "../src/store/index.js";
@@ -201,7 +202,7 @@ async function seedDataDir(dataDir: string, accounts: number, actions: number): 
     const workspaceId = (await issueKey(store, { role: "admin", freeCredits: 1_000_000, now: at(start) })).workspace.id;
     const runnerId = newId("run");
     const deadPid = spawnSync("true").pid!;
-    await store.runners.register({ id: runnerId, kind: "serve", host: hostname(), pid: deadPid, public_url: null, internal_url: null, started_at: at(start), lease_expires_at: at(Date.now() + 3_600_000) });
+    await store.runners.register({ id: runnerId, kind: "serve", host: processIdentity(deadPid), pid: deadPid, public_url: null, internal_url: null }, { now: at(Date.now()), leaseMs: 3_600_000 });
     const accountIds: string[] = [];
     for (let i = 0; i < accounts; i += 1_000) {
       await store.transaction(async () => {

@@ -155,7 +155,7 @@ export async function recordAnswer(core: EngineCore, actionId: string, challenge
   return store.transaction(async () => {
     const current = await store.challenges.latestOf(actionId);
     if (current?.id !== challengeId || current.state !== "open") return false;
-    await store.challenges.recordAnswer(challengeId, answer, by, core.lifecycle.now());
+    if (!(await store.challenges.recordAnswer(challengeId, answer, by, core.lifecycle.now()))) return false;
     return core.lifecycle.move(actionId, ["needs_input"], "running", { answered_by: by });
   });
 }

@@ -10,7 +10,7 @@ import { TopUps } from "../payments/top-ups.js";
 import { ClientTokens, Keys, WebSessions, canSee, requirePermission, visibleAction } from "./access/index.js";
 import { Accounts, LiveLinks } from "./accounts/index.js";
 import * as actions from "./actions.js";
-import { systemClock, type Clock } from "./clock.js";
+import { DatabaseClock, systemClock, type Clock } from "./clock.js";
 import type { EngineCore } from "./core.js";
 import { ChangesElsewhere, Lifecycle, Pacing, Runner, platformReference, type ActionExecutor, type PlatformInfo, type RunnerOptions } from "./execution/index.js";
 import { PURGE_INTERVAL_MS, every, expireOverdueChallenges, purgeExpired } from "./housekeeping.js";
@@ -79,7 +79,9 @@ export class Engine {
   #purge: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: EngineOptions) {
-    const clock = options.clock ?? systemClock;
+    // On PostgreSQL every expiry and deadline is judged by the database's clock (DESIGN §11), read through the lease's renewals.
+    const databaseClock = options.store.dialect === "postgres" ? new DatabaseClock() : undefined;
+    const clock = options.clock ?? databaseClock ?? systemClock;
     const logger = options.logger ?? silentLogger;
     const lifecycle = new Lifecycle(options.store, clock, new Pacing(options.store, options.platforms, options.random));
     const runner = new Runner({
@@ -89,6 +91,7 @@ export class Engine {
       challengeTtlMs: (options.challengeTtlSeconds ?? 600) * 1000,
       maxConcurrent: options.maxConcurrent ?? 4,
       maxPaused: options.maxPaused ?? 200,
+      leaseClock: databaseClock ?? systemClock,
       ...options.runner,
       publicUrl: () => this.core.publicUrl,
       internalUrl: () => this.core.internalUrl,
@@ -152,6 +155,8 @@ export class Engine {
    * runner: its lease, recovery of what dead runners left (DESIGN §3, §11), the queue.
    */
   async start(): Promise<void> {
+    // On PostgreSQL, the database's clock is read before the first deadline is judged by it.
+    await this.core.runner.readClock();
     await this.expireOverdueChallenges();
     await this.core.runner.start();
     await purgeExpired(this.core);

@@ -1,4 +1,5 @@
 import { ActionFailure } from "../domain/errors.js";
+import type { ActionRecord } from "../store/records.js";
 import { purgeExpiredKeys } from "./idempotency.js";
 import type { EngineCore } from "./core.js";
 import type { Logger } from "./logger.js";
@@ -33,7 +34,7 @@ export async function purgeExpired(core: EngineCore): Promise<void> {
   await purgeExpiredKeys(core);
   await store.webSessions.purgeExpired(lifecycle.now());
   // Rate-limit buckets shared on PostgreSQL: a full one is the same as none.
-  if (store.dialect === "postgres") await store.rateLimits.purge(lifecycle.clock.now().getTime());
+  if (store.dialect === "postgres") await store.rateLimits.purge();
   await store.events.purgeBefore(new Date(lifecycle.clock.now().getTime() - EVENT_RETENTION_MS).toISOString());
   // Inbox messages are kept 24 hours (DESIGN §15).
   await store.inbox.deleteExpired(lifecycle.now());
@@ -43,18 +44,20 @@ export async function purgeExpired(core: EngineCore): Promise<void> {
 
 /**
  * Fails every `needs_input` action whose deadline has passed (with `challenge_timeout`)
- * and stops its run. Returns how many expired.
+ * and stops its run. Each failure is made only if, in its transaction, the action still waits and
+ * its challenge is still open past its deadline: an answer recorded since the overdue ones were
+ * read wins (and an answer is recorded only before the deadline). Returns how many expired.
  */
 export async function expireOverdueChallenges(core: EngineCore): Promise<number> {
   const { store, lifecycle, runner } = core;
   let expired = 0;
   for (const challenge of await store.challenges.overdue(lifecycle.now())) {
     const failure = new ActionFailure("challenge_timeout", `The ${challenge.kind} challenge was not answered before ${challenge.expires_at}.`);
-    if (await lifecycle.finish(challenge.action_id, { status: "failed", code: failure.code, message: failure.message })) {
+    const stillOverdue = async (action: ActionRecord): Promise<boolean> => action.status === "needs_input" && (await store.challenges.isOverdue(challenge.id, lifecycle.now()));
+    if (await lifecycle.finish(challenge.action_id, { status: "failed", code: failure.code, message: failure.message }, stillOverdue)) {
       runner.abort(challenge.action_id, failure);
       expired += 1;
     }
   }
   return expired;
 }
-

@@ -92,7 +92,7 @@ export class Store {
     this.idempotency = new IdempotencyRepository(q);
     this.signInLinks = new SignInLinkRepository(q);
     this.totpSteps = new TotpStepRepository(q);
-    this.runners = new RunnerRepository(q);
+    this.runners = new RunnerRepository(q, adapter instanceof PostgresAdapter ? adapter.leaseDb : adapter.db);
     this.payments = new PaymentRepository(q, sealer);
     this.webSessions = new WebSessionRepository(q);
     this.events = new EventRepository(q);

@@ -9,10 +9,12 @@ import { freePort } from "../helpers/processes.js";
 
 export type Coordinator = CliProcess & { firstKey: string | undefined };
 
-/** Coordinators on one fresh PostgreSQL database: `start(n)` is a `serve` with its own data dir (its own machine). */
+/**
+ * Coordinators on one fresh PostgreSQL database: `start(n)` is a `serve` with its own data dir (its
+ * own machine), `env` added to its environment alone (e.g. a clock set off by libfaketime).
+ */
 export interface Database {
   url: string;
-  /** `env`: settings for this coordinator alone (its internal URL, the CAs it trusts). */
   start(n: number, env?: Record<string, string>): Promise<Coordinator>;
 }
 

@@ -26,8 +26,8 @@ export class RateLimiter {
 
   async take(caller: string): Promise<number> {
     if (!this.store) return this.#takeHere(caller);
-    const now = this.clock.now().getTime();
-    const { taken, tokens } = await this.store.rateLimits.take(caller, { now, perMinute: this.perMinute });
+    // Shared buckets refill by the database's clock (DESIGN §11), not this machine's.
+    const { taken, tokens } = await this.store.rateLimits.take(caller, { perMinute: this.perMinute });
     return taken ? 0 : this.#wait(tokens);
   }
 

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { hostname } from "node:os";
 import type { ActionRecord } from "../../store/records.js";
 import type { Clock } from "../clock.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
 import { retryWhileBusy } from "../../store/index.js";
+import { isDeadLocalProcess } from "./process-identity.js";
 import { commitNote, type Run } from "./run.js";
 
 /** The message of an action recovered past its commit point. */
@@ -12,25 +12,17 @@ export const INTERRUPTED_AFTER_COMMIT =
   "Interrupted: the process running it stopped after the driver had begun the step that cannot be undone (e.g. clicking Post or Send), so the platform may already have done it. It was not run again; check the platform before you retry.";
 
 /**
- * Ends the leases of runners on this machine whose process no longer exists (a `serve`
- * killed with -9 and started again), so their actions need not wait out the lease.
+ * Ends the leases of runners whose process is proved gone from this machine (a `serve` killed with
+ * -9 and started again), so their actions need not wait out the lease. Proved by the identity each
+ * registered (`process-identity.ts`: host, boot, PID namespace and the process's start), never by
+ * a host name and pid alone: another container's runner is waited for.
  */
 export async function expireDeadLocalRunners(lifecycle: Lifecycle, leaseClock: Clock): Promise<void> {
   const { store } = lifecycle;
   const now = leaseClock.now().toISOString();
-  const here = hostname();
   for (const runner of await store.runners.list()) {
-    if (runner.host !== here || runner.pid === process.pid || runner.lease_expires_at <= now) continue;
-    if (!processExists(runner.pid)) await store.runners.expire(runner.id, now);
-  }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
+    if (runner.lease_expires_at <= now) continue;
+    if (isDeadLocalProcess(runner.host, runner.pid)) await store.runners.expire(runner.id, now);
   }
 }
 

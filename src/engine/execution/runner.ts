@@ -22,7 +22,7 @@ export interface RunnerOptions {
   maxPaused?: number;
   /** What process this is (`serve`, `mcp`, …), for the runners table. */
   kind?: string;
-  /** Leases are wall-clock time between processes: never a test's fake clock. */
+  /** Leases are time between processes, never a test's fake clock: on PostgreSQL the database's (`DatabaseClock`). */
   leaseClock?: Clock;
   leaseMs?: number;
   heartbeatMs?: number;
@@ -82,7 +82,12 @@ export class Runner {
     return this.#lease.id;
   }
 
-  /** Now on the lease clock (wall-clock time between processes). */
+  /** Reads the clock leases are judged by, when it is the database's (PostgreSQL); nothing on SQLite. */
+  readClock(): Promise<void> {
+    return retryWhileBusy(() => this.#lease.readClock());
+  }
+
+  /** Now on the lease clock (time between processes: the database's on PostgreSQL). */
   leaseNow(): string {
     return this.#lease.now;
   }
@@ -108,7 +113,9 @@ export class Runner {
     this.#started = true;
     await retryWhileBusy(() => this.#lease.register());
     await this.#recover();
-    this.#timers = [this.#every(this.options.heartbeatMs ?? 3_000, () => this.#heartbeat())];
+    const heartbeatMs = this.options.heartbeatMs ?? 3_000;
+    // Renewal on a timer of its own: recovery or a read held up by a busy database never delays it.
+    this.#timers = [this.#every(heartbeatMs, () => this.renew()), this.#every(heartbeatMs, () => this.#heartbeat())];
     this.#stopWatching = this.options.lifecycle.store.changes.on(() => void this.#changedElsewhere());
     this.pump();
   }
@@ -137,7 +144,6 @@ export class Runner {
   }
 
   async #heartbeat(): Promise<void> {
-    await this.renew();
     await this.#recover();
     // A backstop for a wake-up that never came (a dropped notification connection).
     await this.#sync();
@@ -151,7 +157,7 @@ export class Runner {
     await this.#lease.renew();
   }
 
-  /** The lease `lostId` expired: its runs are recovery's, and write nothing more. */
+  /** The lease `lostId` expired, or was not renewed in time: its runs are recovery's, and write nothing more. */
   #forsake(lostId: string): void {
     for (const run of this.#runs.values()) {
       if (run.action.runner_id !== lostId) continue;
@@ -298,6 +304,7 @@ export class Runner {
     this.#stopWatching?.();
     clearTimeout(this.#pumpRetry);
     this.#wakeUp.stop();
+    this.#lease.stop();
     await this.#pumping;
     await handBack([...this.#runs.values()], this.options.lifecycle, this.options.logger, this.options.stopGraceMs ?? 10_000);
     if (this.#started) await retryWhileBusy(() => this.#lease.end(), { giveUpAfterMs: 5_000 }).catch(() => undefined);

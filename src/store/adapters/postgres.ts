@@ -11,6 +11,11 @@ export { migratePostgres } from "./postgres-migrate.js";
 
 /** Connections per coordinator: requests, the runner and the outbox share them. */
 const POOL_SIZE = 10;
+/**
+ * Lease renewal's statements wait at most this long on the server (DESIGN §11: a renewal that
+ * waits longer than a lease is of no use; the runner stops its runs before its lease would end).
+ */
+const LEASE_STATEMENT_TIMEOUT_MS = 5_000;
 /** A transaction PostgreSQL refused to commit (it raced another) is run again, at most this often. */
 const MAX_ATTEMPTS = 50;
 const FIRST_RETRY_MS = 2;
@@ -55,6 +60,11 @@ export class PostgresAdapter implements StoreAdapter {
   readonly dialect = "postgres";
   readonly db: Kysely<Schema>;
   readonly changes: ChangeFeed;
+  /**
+   * Lease renewal's own connection (DESIGN §11), outside the pool: a renewal never waits behind
+   * requests for a connection, nor behind a transaction this process has open.
+   */
+  readonly leaseDb: Kysely<Schema>;
   readonly #statements = new StatementCounter();
 
   readonly pool: pg.Pool;
@@ -67,6 +77,16 @@ export class PostgresAdapter implements StoreAdapter {
     this.pool = connections.pool;
     this.db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: connections, onCreateConnection: this.#statements.watch }) });
     this.changes = new PostgresChangeFeed(url);
+    const leasePool = new pg.Pool({
+      connectionString: url,
+      max: 1,
+      keepAlive: true,
+      connectionTimeoutMillis: LEASE_STATEMENT_TIMEOUT_MS,
+      options: `-c statement_timeout=${LEASE_STATEMENT_TIMEOUT_MS} -c lock_timeout=${LEASE_STATEMENT_TIMEOUT_MS}`,
+      types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
+    });
+    leasePool.on("error", () => undefined);
+    this.leaseDb = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: leasePool }) });
   }
 
   /**
@@ -135,6 +155,7 @@ export class PostgresAdapter implements StoreAdapter {
 
   async close(): Promise<void> {
     await this.changes.close();
+    await this.leaseDb.destroy();
     await this.db.destroy();
   }
 }

@@ -73,13 +73,29 @@ export class ChallengeRepository {
     return rows.map(toChallenge);
   }
 
-  /** Keeps an answer (sealed) for the runner that holds the page, and who gave it; the runner takes it with `takeAnswer`. */
-  async recordAnswer(id: string, answer: string, by: AnsweredBy, now: string): Promise<void> {
-    await this.q.db
+  /**
+   * Whether the challenge is still open and its deadline has passed at `now`: what the deadline
+   * sweep checks in the transaction that fails its action, so an answer recorded since wins.
+   */
+  async isOverdue(id: string, now: string): Promise<boolean> {
+    const row = await this.q.db.selectFrom("challenges").select("id").where("id", "=", id).where("state", "=", "open").where("expires_at", "<=", now).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * Keeps an answer (sealed) for the runner that holds the page, and who gave it; the runner takes
+   * it with `takeAnswer`. Only while the challenge is open and its deadline has not passed at `now`
+   * (false otherwise): an answer and the deadline sweep never both win.
+   */
+  async recordAnswer(id: string, answer: string, by: AnsweredBy, now: string): Promise<boolean> {
+    const { numUpdatedRows } = await this.q.db
       .updateTable("challenges")
       .set({ state: "answered", answer_sealed: this.sealer.seal(answer, `challenge:${id}:answer`), answered_by: by, updated_at: now })
       .where("id", "=", id)
-      .execute();
+      .where("state", "=", "open")
+      .where("expires_at", ">", now)
+      .executeTakeFirst();
+    return numUpdatedRows === 1n;
   }
 
   /** The answer waiting on a challenge, removed from the store as it is read (call inside a transaction). */

@@ -1,3 +1,4 @@
+import { timeIn } from "../database-time.js";
 import type { Queries } from "../queries.js";
 import type { Sealer } from "../crypto.js";
 import type { EventType } from "./events.js";
@@ -167,9 +168,14 @@ export class WebhookRepository {
    * Walked in `next_attempt_at` order along its index, so a claim stops after `limit` rows however
    * long the backlog (order per action is kept by the NOT EXISTS, not by sorting everything). On
    * PostgreSQL the rows are locked `FOR UPDATE SKIP LOCKED`: coordinators claiming at once take
-   * different deliveries, and each is sent by one. Call inside a transaction.
+   * different deliveries, and each is sent by one. What is due and whose lease has run out is
+   * judged by the database's clock on PostgreSQL (`timeIn`), and the lease runs from it for as
+   * long as `now` to `leaseUntil`: a coordinator whose clock is off neither takes another's lease
+   * early nor holds its own too briefly. Call inside a transaction.
    */
-  async claimDue(now: string, runnerId: string, leaseUntil: string, limit: number): Promise<WebhookDeliveryRecord[]> {
+  async claimDue(clockNow: string, runnerId: string, leaseUntil: string, limit: number): Promise<WebhookDeliveryRecord[]> {
+    const { dialect } = this.q.adapter;
+    const now = timeIn(dialect, clockNow);
     let query = this.q.db
       .selectFrom("webhook_deliveries as d")
       .innerJoin("webhook_endpoints as w", "w.id", "d.endpoint_id")
@@ -195,7 +201,8 @@ export class WebhookRepository {
     if (this.q.adapter.dialect === "postgres") query = query.forUpdate("d").skipLocked();
     const ids = (await query.execute()).map((row) => row.id);
     if (ids.length === 0) return [];
-    await this.q.db.updateTable("webhook_deliveries").set({ leased_by: runnerId, leased_until: leaseUntil }).where("id", "in", ids).execute();
+    const leaseMs = Date.parse(leaseUntil) - Date.parse(clockNow);
+    await this.q.db.updateTable("webhook_deliveries").set({ leased_by: runnerId, leased_until: timeIn(dialect, clockNow, leaseMs) }).where("id", "in", ids).execute();
     const rows = await this.q.db.selectFrom("webhook_deliveries as d").innerJoin("events as e", "e.seq", "d.event_seq").select(DELIVERY_COLUMNS).where("d.id", "in", ids).execute();
     const byId = new Map(rows.map((row) => [row.id, undefinedForNull(row) as unknown as WebhookDeliveryRecord]));
     // In the order claimed (due first), as the ids were read.
