@@ -86,6 +86,9 @@ export class PostgresAdapter implements StoreAdapter {
       types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
     });
     leasePool.on("error", () => undefined);
+    // As for the pool's connections (connectionPool): a renewal under way when PostgreSQL restarts
+    // fails, and must not end the process.
+    leasePool.on("connect", (client) => client.on("error", () => undefined));
     this.leaseDb = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: leasePool }) });
   }
 
