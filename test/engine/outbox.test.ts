@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { recordActionEvent } from "../../src/events/outbox/index.js";
+import { recordActionEvent } from "../../src/engine/outbox/index.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { countRows } from "../helpers/sql.js";
 

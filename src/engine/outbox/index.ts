@@ -1,13 +1,14 @@
 import { ACTION_ERRORS, type ActionErrorCode } from "../../domain/errors.js";
 import { CHECK_TYPE, checkOutcome, isRequestedCheck, type CheckOutcome } from "../../domain/health.js";
 import type { AccountRecord, AccountStatus, ActionRecord, EventRecord, EventType, Store } from "../../store/index.js";
-import { newId } from "../../engine/ids.js";
-import { nextStep, presentAccount, presentAction } from "../../engine/present/index.js";
+import { newId } from "../ids.js";
+import { nextStep, presentAccount, presentAction } from "../present/index.js";
 
 /**
- * The event outbox (DESIGN §13). Each function is called inside the transaction of the change it
- * records, so an event exists exactly when its change committed, and is fanned out to the
- * workspace's webhook endpoints in that same transaction.
+ * The event outbox's writer (DESIGN §13). Each function is called inside the transaction of the
+ * change it records, so an event exists exactly when its change committed, and is fanned out to the
+ * workspace's webhook endpoints in that same transaction. It is the engine's (its transactions
+ * write it); what reads the outbox — webhooks, the stream, feedback — is `events/`, above the engine.
  */
 
 /** Records an action's status as the public sees it now (`needs_input` with its challenge). */
