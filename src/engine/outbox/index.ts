@@ -83,7 +83,7 @@ const ACCOUNT_STATUS_OF: Partial<Record<ActionErrorCode, AccountStatus>> = { sig
 /** A failed health check: a person is needed, or a checkpoint; a platform that did not answer says nothing of the session. */
 const CHECKED_STATUS: Record<CheckOutcome, AccountStatus | undefined> = { connected: "connected", signed_in_again: "connected", needs_auth: "needs_auth", blocked: "blocked", failed: undefined };
 
-async function append(store: Store, event: Omit<EventRecord, "seq" | "id">): Promise<void> {
+async function append(store: Store, event: Omit<EventRecord, "seq" | "tx_order" | "id">): Promise<void> {
   const id = newId("evt");
   const seq = await store.events.insert({ ...event, id });
   await store.webhooks.fanOut({ seq, workspace_id: event.workspace_id, type: event.type, account_id: event.account_id, subject_id: event.subject_id, created_at: event.created_at }, () => newId("dlv"));
