@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { OUTBOX_START, cursorOf, type EventCursor, type EventRecord, type Store } from "../../src/store/index.js";
 import { temporaryStore } from "../helpers/database.js";
+import { createHarness } from "../helpers/harness.js";
+import { ScriptedExecutor } from "../helpers/scripted-executor.js";
 import { rows, sql } from "../helpers/sql.js";
 import { eventually } from "../helpers/wait.js";
 
@@ -21,14 +23,18 @@ beforeEach(async () => {
   await store.workspaces.insert({ id: workspaceId, name: "outbox order", created_at: new Date().toISOString() });
 });
 afterEach(async () => {
-  // A test that failed with a transaction still held ends it, so the store can close.
-  await Promise.all(held.splice(0).map((transaction) => transaction.rollBack()));
+  await endHeld();
   await remove();
 });
 
-const event = (name: string): Omit<EventRecord, "seq" | "tx_order"> => ({
+/** Ends the transactions a failed test left held, so its stores can close. */
+async function endHeld(): Promise<void> {
+  await Promise.all(held.splice(0).map((transaction) => transaction.rollBack()));
+}
+
+const event = (name: string, workspace = workspaceId): Omit<EventRecord, "seq" | "tx_order"> => ({
   id: `evt_${name}`,
-  workspace_id: workspaceId,
+  workspace_id: workspace,
   type: "action.updated",
   subject_id: `act_${name}`,
   account_id: "acc_order",
@@ -48,16 +54,16 @@ interface Held<T> {
 class RolledBack extends Error {}
 const held: Held<unknown>[] = [];
 
-function hold<T>(work: () => Promise<T>, options?: { locksRows: boolean }): Held<T> {
+function hold<T>(work: () => Promise<T>, options: { locksRows?: boolean; on?: Store } = {}): Held<T> {
   let end!: (commit: boolean) => void;
   const ending = new Promise<boolean>((resolve) => (end = resolve));
   let wrote!: (value: T) => void;
   const written = new Promise<T>((resolve) => (wrote = resolve));
-  const done = store
+  const done = (options.on ?? store)
     .transaction(async () => {
       wrote(await work());
       if (!(await ending)) throw new RolledBack();
-    }, options)
+    }, { locksRows: options.locksRows ?? false })
     .catch((error: unknown) => {
       if (!(error instanceof RolledBack)) throw error;
     });
@@ -174,4 +180,33 @@ it("a reader starting now starts after the newest event it may pass, and the str
   await open.commit();
   expect(names(await readAfter(start.cursor))).toEqual(["open at the start"]);
   expect(await store.events.cursorAfter(workspaceId, "evt_before")).toEqual(start.cursor);
+});
+
+it("a change another coordinator makes wakes this one's waits while a third is stalled in a transaction that wrote an event", async () => {
+  const stalledPost = (): ScriptedExecutor => new ScriptedExecutor().on("post", (context) => new Promise((_, reject) => context.signal.addEventListener("abort", () => reject(context.signal.reason), { once: true })));
+  const there = await createHarness({ executor: stalledPost() });
+  // This coordinator runs nothing (no run slot): every change it hears of is another's.
+  const here = await createHarness({ executor: stalledPost(), engine: { maxConcurrent: 0 }, dir: there.dir, location: there.location, masterKey: there.masterKey, clock: there.clock, adminKey: there.adminKey });
+  try {
+    const admin = (await there.engine.keys.authenticate(there.adminKey))!;
+    const account = await there.engine.accounts.create(admin, { platform: "sandbox", username: "elsewhere", password: "pw" });
+    const announced: string[] = [];
+    here.engine.onChange((action) => announced.push(`${action.params.text as string} ${action.status}`));
+    const post = await there.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "first" } });
+    await eventually(() => announced.includes("first running"), { what: "the post to be announced running here" });
+    // The stalled coordinator: its open transaction wrote an event, before the cancel's.
+    const stalled = hold(() => there.store.events.insert(event("stalled", there.workspaceId)), { on: there.store });
+    await stalled.written;
+    await there.engine.cancel(admin, post.id);
+    await eventually(() => announced.includes("first canceled"), { what: "the cancel to be announced here while the stalled transaction is open" });
+    await stalled.commit();
+    // Read again once final, it is not announced again: a later change is, after it.
+    await there.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "second" } });
+    await eventually(() => announced.includes("second running"), { what: "the second post to be announced running here" });
+    expect(announced.filter((change) => change === "first canceled")).toHaveLength(1);
+  } finally {
+    await endHeld();
+    await here.destroy();
+    await there.destroy();
+  }
 });
