@@ -11,7 +11,7 @@
  */
 import { createServer } from "node:http";
 import { join } from "node:path";
-import { updateAccountStatus } from "../src/events/outbox/index.js";
+import { updateAccountStatus } from "../src/engine/outbox/index.js";
 import { Sealer, Store, loadMasterKey, openStore, retryWhileBusy } from "../src/store/index.js";
 
 /** Bench → writer. */

@@ -246,7 +246,7 @@ export async function eventLoad(rounds = Number(process.env.BENCH_EVENT_ROUNDS ?
       const drainStart = performance.now();
       const caughtUp = async (): Promise<boolean> => {
         const { lastEventId } = await counted(consumer);
-        return (await pendingDeliveries(live)) === 0 && lastEventId !== undefined && (await store.events.seqOf(workspaceId, lastEventId)) === (await store.events.latestSeq(workspaceId));
+        return (await pendingDeliveries(live)) === 0 && lastEventId !== undefined && lastEventId === (await store.events.newest(workspaceId))?.id;
       };
       // Looked at once a second: counting a backlog of 100,000 rows is itself work on the service's loop.
       while (!(await caughtUp())) {

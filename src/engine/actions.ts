@@ -13,7 +13,7 @@ import type { EngineCore } from "./core.js";
 import { paramsSchema, type PlatformInfo } from "./execution/index.js";
 import { newId } from "./ids.js";
 import { nextStep, presentAction, signInUrl, type PacingView, type PublicAction, type Surface } from "./present/index.js";
-import { recordActionEvent } from "../events/outbox/index.js";
+import { recordActionEvent } from "./outbox/index.js";
 
 /** No action type's params nest anywhere near this deep. */
 const MAX_PARAMS_DEPTH = 16;

@@ -1,6 +1,6 @@
 import type { Principal } from "../domain/keys.js";
 import type { PublicEvent } from "../domain/public.js";
-import type { EventRecord } from "../store/index.js";
+import { OUTBOX_START, cursorOf, type EventCursor, type EventRecord } from "../store/index.js";
 import { requirePermission } from "../engine/access/index.js";
 import type { EngineCore } from "../engine/core.js";
 import { presentEvent } from "./present-event.js";
@@ -17,25 +17,25 @@ export async function streamEvents(core: EngineCore, principal: Principal, optio
   // Checked before the stream starts, so a refusal is a request error rather than an empty stream.
   requirePermission(principal, "read");
   const { store } = core;
-  const start = (options.after !== undefined ? await store.events.seqOf(principal.workspaceId, options.after) : undefined) ?? (await store.events.latestSeq(principal.workspaceId));
+  const start = (options.after !== undefined ? await store.events.cursorAfter(principal.workspaceId, options.after) : undefined) ?? (await store.events.newest(principal.workspaceId))?.cursor ?? OUTBOX_START;
   return followOutbox(core, principal, start, options.signal);
 }
 
-async function* followOutbox(core: EngineCore, principal: Principal, start: number, signal: AbortSignal): AsyncGenerator<PublicEvent> {
+async function* followOutbox(core: EngineCore, principal: Principal, start: EventCursor, signal: AbortSignal): AsyncGenerator<PublicEvent> {
   const { store } = core;
-  let seq = start;
+  let cursor = start;
   while (!signal.aborted) {
     // Listened for before the read (which awaits): a change committed while it runs is not missed.
     const change = nextChange(core, signal);
     let events: EventRecord[];
     try {
-      events = await store.events.after(principal.workspaceId, seq, 100, principal.accountIds);
+      events = await store.events.after(principal.workspaceId, cursor, 100, principal.accountIds);
       if (events.length === 0) await change.happened;
     } finally {
       change.stop();
     }
     for (const event of events) {
-      seq = event.seq;
+      cursor = cursorOf(event);
       yield await presentEvent(core, event);
     }
   }
@@ -72,6 +72,6 @@ export class EventFeed {
 
   /** The id of the workspace's newest event: a page rendered now follows the stream from there. */
   latestId(principal: Principal): Promise<string | undefined> {
-    return this.core.store.events.latestId(principal.workspaceId);
+    return this.core.store.events.newest(principal.workspaceId).then((newest) => newest?.id);
   }
 }

@@ -159,6 +159,8 @@ export interface Schema {
   web_sessions: { token_hash: string; key_id: string; created_at: string; last_seen_at: string; expires_at: string };
   events: {
     seq: Generated<number>;
+    /** Where readers place the event: its transaction's order (repositories/events.ts); 0 on SQLite. */
+    tx_order: Generated<number>;
     id: string;
     workspace_id: string;
     type: string;

@@ -173,7 +173,7 @@ describe("health checks: what they find", () => {
     await checksDone([out!, blocked!]);
     expect(await account(out!)).toMatchObject({ status: "needs_auth", status_reason: "The session ended and signing in again needs a person." });
     expect(await account(blocked!)).toMatchObject({ status: "blocked", status_reason: "We restricted your account." });
-    const events = (await h.store.events.after(h.workspaceId, 0, 1_000)).filter((event) => event.type === "account.updated" && event.subject_id === out);
+    const events = (await h.store.events.list(h.workspaceId, 1_000)).filter((event) => event.type === "account.updated" && event.subject_id === out);
     expect(events.at(-1)!.data).toMatchObject({ status: "needs_auth" });
     // Not connected: not checked by the schedule any more.
     h.clock.advance(2 * HOUR);
@@ -200,7 +200,7 @@ describe("health checks: what they find", () => {
     expect((await h.request("GET", `/v1/actions/${checkIds[0]}`)).status).toBe(404);
     expect((await h.request("GET", "/v1/actions")).json.data).toEqual([]);
     expect((await h.request("GET", "/v1/credits")).json.balance).toBe(balance);
-    const actionEvents = (await h.store.events.after(h.workspaceId, 0, 1_000)).filter((event) => event.type === "action.updated");
+    const actionEvents = (await h.store.events.list(h.workspaceId, 1_000)).filter((event) => event.type === "action.updated");
     expect(actionEvents).toEqual([]);
     // Kept a day, then purged with its challenges.
     h.clock.advance(25 * HOUR);

@@ -90,7 +90,7 @@ describe("the inbox's rules of matching", () => {
     expect(await ended(actionId)).toMatchObject({ status: "succeeded", answered_by: "inbox", result: { answer: "121212" } });
     // It never waited at needs_input.
     const workspaceId = (await h.store.actions.get(actionId))!.workspace_id;
-    const updates = (await h.store.events.after(workspaceId, 0, 1_000))
+    const updates = (await h.store.events.list(workspaceId, 1_000))
       .filter((event) => event.type === "action.updated" && event.subject_id === actionId)
       .map((event) => event.data as { status: string; answered_by?: string });
     expect(updates.map(({ status, answered_by }) => [status, answered_by])).toEqual([

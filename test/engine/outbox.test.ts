@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { recordActionEvent } from "../../src/events/outbox/index.js";
+import { recordActionEvent } from "../../src/engine/outbox/index.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { countRows } from "../helpers/sql.js";
 
@@ -12,7 +12,7 @@ afterEach(async () => {
 });
 
 const statusesOf = async (actionId: string): Promise<string[]> =>
-  (await h.store.events.after(h.workspaceId, 0, 1_000)).filter((event) => event.subject_id === actionId).map((event) => event.data.status as string);
+  (await h.store.events.list(h.workspaceId, 1_000)).filter((event) => event.subject_id === actionId).map((event) => event.data.status as string);
 
 it("each status change of an action is one event, written with the change, fanned out to each endpoint", async () => {
   const admin = (await h.engine.keys.authenticate(h.adminKey))!;

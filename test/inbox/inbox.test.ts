@@ -18,7 +18,7 @@ afterAll(async () => {
 async function updates(actionId: string): Promise<{ status: string; answered_by?: string }[]> {
   const { store } = live.server.service;
   const workspaceId = (await store.actions.get(actionId))!.workspace_id;
-  const events = await store.events.after(workspaceId, 0, 10_000);
+  const events = await store.events.list(workspaceId, 10_000);
   return events.filter((event) => event.type === "action.updated" && event.subject_id === actionId).map((event) => event.data as unknown as { status: string; answered_by?: string });
 }
 

@@ -50,7 +50,7 @@ async function balance(): Promise<number> {
 async function accountUpdates(accountId: string): Promise<{ status: string; status_reason?: string; checked_at?: string }[]> {
   const { store } = live.server.service;
   const workspaceId = (await store.accounts.get(accountId))!.workspace_id;
-  const events = await store.events.after(workspaceId, 0, 10_000);
+  const events = await store.events.list(workspaceId, 10_000);
   return events.filter((event) => event.type === "account.updated" && event.subject_id === accountId).map((event) => event.data as unknown as { status: string; status_reason?: string; checked_at?: string });
 }
 

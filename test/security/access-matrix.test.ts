@@ -360,7 +360,7 @@ describe("webhook deliveries, endpoints made by limited keys, and the event stre
       // A mark in the key's own workspace: this is about what the backlog carries, not about whose ids are taken as marks.
       const { store } = world.h;
       const workspaceId = (await world.h.engine.keys.authenticate(keyOf(principal)!))!.workspaceId;
-      const mark = (await store.events.bySeq(await store.events.latestSeq(workspaceId)))!.id;
+      const mark = (await store.events.newest(workspaceId))!.id;
       const fresh = await world.freshTargets();
       // Then an action the key may see, made by its workspace's admin: the backlog is all sent once its events are.
       const admin = (await world.h.engine.keys.authenticate(principal.workspace === "own" ? world.keys.admin : world.keys.otherAdmin))!;

@@ -152,7 +152,7 @@ export async function createWorld(): Promise<World> {
     h.clock.advance(1);
     await h.store.transaction(async () => h.store.feedback.saveScreenshot(actionId, TINY_PNG, h.clock.now().toISOString()));
     const feedbackId = (await h.engine.feedback.send(principal, { message: `fixture feedback ${++serial}`, action_id: actionId })).id;
-    const eventId = (await h.store.events.bySeq(await h.store.events.latestSeq(principal.workspaceId)))!.id;
+    const eventId = (await h.store.events.newest(principal.workspaceId))!.id;
     return { accountId, actionId, actionAccountId, webhookId, deliveryId, feedbackId, eventId };
   }
 

@@ -7,7 +7,7 @@ import { requirePermission, visibleAccount } from "../access/index.js";
 import type { EngineCore } from "../core.js";
 import type { PaceHold } from "../execution/index.js";
 import { newId } from "../ids.js";
-import { recordAccountEvent, recordActionEvent } from "../../events/outbox/index.js";
+import { recordAccountEvent, recordActionEvent } from "../outbox/index.js";
 import type { ActionType } from "../../domain/actions.js";
 import { PaceOverrides, mergeOverrides, type PaceOverridesInput, type Paces } from "../../domain/pace.js";
 

@@ -8,7 +8,7 @@ import type { EngineCore } from "../core.js";
 import { answerAction } from "../actions.js";
 import { newId } from "../ids.js";
 import { liveUrl } from "../present/index.js";
-import { updateAccountStatus } from "../../events/outbox/index.js";
+import { updateAccountStatus } from "../outbox/index.js";
 
 /** What a live-browser token opens. */
 export type LiveTarget =

@@ -1,4 +1,4 @@
-import type { Store } from "../../store/index.js";
+import { OUTBOX_START, type EventCursor, type Store } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
 import { changeKey, type Lifecycle } from "./lifecycle.js";
 
@@ -13,9 +13,16 @@ const REMEMBERED = 10_000;
  * MCP resource updates and listen streams then follow an action whichever process moved it. Read
  * from the event outbox (every action change records an `action.updated` event in its transaction),
  * when the store's change feed says another process committed.
+ *
+ * Its place in the outbox moves over final events only (repositories/events.ts): one a transaction
+ * still running may yet be placed before is read again at the next look. Those are announced at
+ * once all the same (a member stalled in a transaction holds the place back, not the fleet's
+ * waits), each once: `#early` remembers them until the place moves over them.
  */
 export class ChangesElsewhere {
-  #lastSeq = 0;
+  #cursor: EventCursor = OUTBOX_START;
+  /** The `seq` of changes announced before they were final. */
+  readonly #early = new Set<number>();
   #stopFeed: (() => void) | undefined;
   #looking: Promise<void> | undefined;
   #lookAgain = false;
@@ -29,7 +36,7 @@ export class ChangesElsewhere {
   ) {}
 
   async start(): Promise<void> {
-    this.#lastSeq = await this.store.events.maxSeq();
+    this.#cursor = (await this.store.events.newest())?.cursor ?? OUTBOX_START;
     this.lifecycle.events.on("change", this.#onOwnChange);
     this.#stopFeed = this.store.changes.on(() => void this.look());
   }
@@ -58,16 +65,26 @@ export class ChangesElsewhere {
   }
 
   async #look(): Promise<void> {
-    for (;;) {
-      const changed = await this.store.events.actionsChangedAfter(this.#lastSeq, BATCH);
-      if (changed.length === 0) return;
-      this.#lastSeq = changed.at(-1)!.seq;
-      for (const id of new Set(changed.map((change) => change.actionId))) {
+    let from = this.#cursor;
+    for (let allFinal = true; ; ) {
+      const read = await this.store.events.actionsChangedAfter(from, BATCH);
+      if (read.length === 0) return;
+      from = read.at(-1)!.cursor;
+      const changed: string[] = [];
+      for (const change of read) {
+        allFinal &&= change.final;
+        if (allFinal) this.#cursor = change.cursor;
+        // Announced once: while it was not final (not again at every look till then), or now.
+        if (change.final ? this.#early.delete(change.cursor.seq) : this.#early.has(change.cursor.seq)) continue;
+        if (!change.final) this.#early.add(change.cursor.seq);
+        changed.push(change.actionId);
+      }
+      for (const id of new Set(changed)) {
         const action = await this.store.actions.get(id);
         // This process's own change, read before its commit's reply came back, is announced as its own.
         if (action && this.#announced.get(id) !== changeKey(action) && !this.lifecycle.isCommitting(action)) this.lifecycle.events.emit("change", action, "elsewhere");
       }
-      if (changed.length < BATCH) return;
+      if (read.length < BATCH) return;
     }
   }
 

@@ -6,7 +6,7 @@ import { isTerminal, transition, type ActionStatus } from "../../domain/status.j
 import type { Store } from "../../store/index.js";
 import type { ActionRecord, ChallengeState } from "../../store/records.js";
 import type { Clock } from "../clock.js";
-import { recordAccountOutcome, recordActionEvent } from "../../events/outbox/index.js";
+import { recordAccountOutcome, recordActionEvent } from "../outbox/index.js";
 import { recordPaceOutcome, type Pacing } from "./pacing.js";
 
 /** How an action ends. */

@@ -6,7 +6,7 @@ import type { ActionRecord } from "../../store/records.js";
 import type { ChallengeRequest, ExecutionContext } from "./executor.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
-import { updateAccountStatus } from "../../events/outbox/index.js";
+import { updateAccountStatus } from "../outbox/index.js";
 
 /** What the runner supplies for the parts of a run that pause. */
 export interface RunHooks {

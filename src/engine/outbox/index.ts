@@ -1,13 +1,14 @@
 import { ACTION_ERRORS, type ActionErrorCode } from "../../domain/errors.js";
 import { CHECK_TYPE, checkOutcome, isRequestedCheck, type CheckOutcome } from "../../domain/health.js";
 import type { AccountRecord, AccountStatus, ActionRecord, EventRecord, EventType, Store } from "../../store/index.js";
-import { newId } from "../../engine/ids.js";
-import { nextStep, presentAccount, presentAction } from "../../engine/present/index.js";
+import { newId } from "../ids.js";
+import { nextStep, presentAccount, presentAction } from "../present/index.js";
 
 /**
- * The event outbox (DESIGN §13). Each function is called inside the transaction of the change it
- * records, so an event exists exactly when its change committed, and is fanned out to the
- * workspace's webhook endpoints in that same transaction.
+ * The event outbox's writer (DESIGN §13). Each function is called inside the transaction of the
+ * change it records, so an event exists exactly when its change committed, and is fanned out to the
+ * workspace's webhook endpoints in that same transaction. It is the engine's (its transactions
+ * write it); what reads the outbox — webhooks, the stream, feedback — is `events/`, above the engine.
  */
 
 /** Records an action's status as the public sees it now (`needs_input` with its challenge). */
@@ -82,7 +83,7 @@ const ACCOUNT_STATUS_OF: Partial<Record<ActionErrorCode, AccountStatus>> = { sig
 /** A failed health check: a person is needed, or a checkpoint; a platform that did not answer says nothing of the session. */
 const CHECKED_STATUS: Record<CheckOutcome, AccountStatus | undefined> = { connected: "connected", signed_in_again: "connected", needs_auth: "needs_auth", blocked: "blocked", failed: undefined };
 
-async function append(store: Store, event: Omit<EventRecord, "seq" | "id">): Promise<void> {
+async function append(store: Store, event: Omit<EventRecord, "seq" | "tx_order" | "id">): Promise<void> {
   const id = newId("evt");
   const seq = await store.events.insert({ ...event, id });
   await store.webhooks.fanOut({ seq, workspace_id: event.workspace_id, type: event.type, account_id: event.account_id, subject_id: event.subject_id, created_at: event.created_at }, () => newId("dlv"));
