@@ -8,17 +8,16 @@
  * Debian's `faketime` (libfaketime, for the coordinators whose clocks are off) by apt-get when
  * root — builds dist/ when it is missing (the coordinators are `node dist/cli.js serve`), starts a
  * throw-away cluster, migrates a template database with the product's own `PostgresAdapter`, and
- * runs vitest with:
- * - `ACTION_SERVICE_TEST_DATABASE_URL`: the template (each fleet gets a fresh copy of it);
- * - `ACTION_SERVICE_TEST_PG_DATA` / `ACTION_SERVICE_TEST_PG_BIN`: the cluster's data dir and
- *   programs, for the scenario that restarts PostgreSQL (`pg_ctl restart -m fast`).
- * The cluster is deleted at the end, whatever the outcome, and on SIGINT/SIGTERM.
+ * runs vitest with `ACTION_SERVICE_TEST_DATABASE_URL` naming the template: each fleet gets a fresh
+ * copy of it (the scenario that restarts PostgreSQL starts a cluster of its own, as the others'
+ * fleets share this one). The cluster is deleted at the end, whatever the outcome, and on
+ * SIGINT/SIGTERM.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createDatabase, installPostgres, postgresBinDir, startCluster } from "../postgres/cluster.mjs";
+import { createDatabase, installPostgres, startCluster } from "../postgres/cluster.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const TEMPLATE = "action_service_template";
@@ -94,12 +93,7 @@ try {
   child = spawn(process.execPath, [vitest, "run", "-c", "vitest.faults.config.mts", ...process.argv.slice(2)], {
     cwd: root,
     stdio: "inherit",
-    env: {
-      ...process.env,
-      ACTION_SERVICE_TEST_DATABASE_URL: templateUrl,
-      ACTION_SERVICE_TEST_PG_DATA: join(cluster.dir, "data"),
-      ACTION_SERVICE_TEST_PG_BIN: postgresBinDir(),
-    },
+    env: { ...process.env, ACTION_SERVICE_TEST_DATABASE_URL: templateUrl },
   });
   const status = await new Promise((resolve) => {
     child.on("error", (error) => {

@@ -113,6 +113,11 @@ export class Clients {
     );
   }
 
+  /** One post per account, followed to its end: each account signed in before a measure starts. */
+  async signIn(accounts: { handle: string; id: string }[], via: string[]): Promise<void> {
+    await Promise.all(accounts.map(async (account) => this.follow(await this.create({ account, via, keyed: true }), via, Date.now() + 120_000)));
+  }
+
   /** Posts acknowledged (the client holds an id). */
   get acknowledged(): Tracked[] {
     return this.posts.filter((tracked) => tracked.id);

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { PostgresReader, createSandboxUser, sandboxSettings, sleep, startSandboxProcess, startServeProcess, within, type ChildExit, type CliProcess } from "../chaos/kill-support.js";
 import { freshDatabase, templateDatabaseUrl } from "../helpers/database.js";
 import { freePort } from "../helpers/processes.js";
@@ -34,7 +35,9 @@ export interface Fleet {
   sandbox: CliProcess;
   /** The database itself, not through any proxy. */
   databaseUrl: string;
-  store: PostgresReader;
+  /** A reader of the database (reopened by `reconnect()`, e.g. after PostgreSQL restarted). */
+  readonly store: PostgresReader;
+  reconnect(): Promise<void>;
   members: Member[];
   member(label: string): Member;
   key: string;
@@ -70,12 +73,12 @@ function clockEnv(offset: string | undefined): Record<string, string> {
  * Starts a fleet: a sandbox, a fresh database made from the suite's template, a proxy per member
  * to the cluster, and the members (the first prints the admin key; the others start at once).
  */
-export async function startFleet(name: string, plans: MemberPlan[]): Promise<Fleet> {
+export async function startFleet(name: string, plans: MemberPlan[], options: { databaseUrl?: string } = {}): Promise<Fleet> {
   const dir = mkdtempSync(join(tmpdir(), `action-service-faults-${name}-`));
-  const databaseUrl = await freshDatabase(templateDatabaseUrl());
+  const databaseUrl = options.databaseUrl ?? (await freshDatabase(templateDatabaseUrl()));
   const target = new URL(databaseUrl);
   const sandbox = await startSandboxProcess(join(dir, "sandbox.log"));
-  const store = await PostgresReader.open(databaseUrl);
+  let store = await PostgresReader.open(databaseUrl);
   const masterKey = randomBytes(32).toString("hex");
   const members: Member[] = [];
   const stopping = new Set<number>();
@@ -158,7 +161,13 @@ export async function startFleet(name: string, plans: MemberPlan[]): Promise<Fle
     dir,
     sandbox,
     databaseUrl,
-    store,
+    get store() {
+      return store;
+    },
+    async reconnect() {
+      await store.close();
+      store = await PostgresReader.open(databaseUrl);
+    },
     members,
     member: (label) => members.find((member) => member.label === label) ?? raise(`no member ${label}`),
     key,
@@ -189,10 +198,25 @@ function raise(message: string): never {
   throw new Error(message);
 }
 
-/** How the suite restarts PostgreSQL: scripts/faults/test.mjs says where the cluster's data dir and programs are. */
-export function postgresControl(): { dataDir: string; binDir: string } {
-  const dataDir = process.env.ACTION_SERVICE_TEST_PG_DATA;
-  const binDir = process.env.ACTION_SERVICE_TEST_PG_BIN;
-  if (!dataDir || !binDir) throw new Error("ACTION_SERVICE_TEST_PG_DATA / ACTION_SERVICE_TEST_PG_BIN are not set: run the fault suite with npm run test:faults");
-  return { dataDir, binDir };
+/** A throw-away cluster of its own (scripts/postgres/cluster.mjs), for a scenario whose fault hits the whole server. */
+export interface OwnCluster {
+  url: string;
+  /** Its temp dir: the data dir is `data/` in it, the server's log `server.log`. */
+  dir: string;
+  binDir: string;
+  stop(): Promise<void>;
+}
+
+interface ClusterModule {
+  postgresBinDir(): string | undefined;
+  startCluster(options?: { dir?: string }): Promise<{ url: string; dir: string; stop(): Promise<void> }>;
+  createDatabase(url: string, name: string): Promise<string>;
+}
+
+/** Starts a cluster of its own (the suite's runner has installed the server) with an empty database `action_service` on it. */
+export async function startOwnCluster(): Promise<OwnCluster & { databaseUrl: string }> {
+  const module = pathToFileURL(join(import.meta.dirname, "..", "..", "scripts", "postgres", "cluster.mjs")).href;
+  const clusters = (await import(module)) as ClusterModule;
+  const cluster = await clusters.startCluster();
+  return { ...cluster, binDir: clusters.postgresBinDir()!, databaseUrl: await clusters.createDatabase(cluster.url, "action_service") };
 }

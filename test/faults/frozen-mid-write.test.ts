@@ -22,8 +22,7 @@ describe("a coordinator frozen in the middle of a write", () => {
     try {
       const clients = new Clients(fleet);
       const accounts = await fleet.accounts(6);
-      // Each account signed in once before the measure starts.
-      await Promise.all(accounts.map(async (account) => clients.follow(await clients.create({ account, via: ["B", "C"], keyed: true }), ["B", "C"], Date.now() + 120_000)));
+      await clients.signIn(accounts, ["B", "C"]);
 
       phase("accounts signed in");
       let loading = true;

@@ -70,6 +70,9 @@ export async function judge(fleet: Fleet, clients: Clients, options: JudgeOption
   const up = fleet.members.filter((member) => member.alive()).map((member) => member.label);
   const deadline = Date.now() + (options.settleMs ?? 90_000);
   if (up.length > 0) await Promise.all(clients.acknowledged.map((tracked) => clients.follow(tracked, up, deadline)));
+  // Actions nobody was told of (created by a member while its client had left) must end too.
+  const open = async (): Promise<{ id: string }[]> => fleet.store.all<{ id: string }>("SELECT id FROM actions WHERE status IN ('queued', 'running', 'needs_input')");
+  while ((await open()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
   for (const member of fleet.members) {
     if (member.diedOnItsOwn) violate(`coordinator ${member.label} died on its own (code ${member.diedOnItsOwn.code}, signal ${member.diedOnItsOwn.signal}): ${lastError(member.proc.output())}`);
   }
@@ -93,10 +96,11 @@ export async function judge(fleet: Fleet, clients: Clients, options: JudgeOption
       violate(`stuck: ${tracked.id} (post #${tracked.n}) is still ${row.status} ${((options.settleMs ?? 90_000) / 1000).toFixed(0)} s after the fault`);
     }
   }
-  for (const tracked of clients.posts) {
-    const actions = byText.get(tracked.text) ?? [];
-    if (actions.length > 1) violate(`post #${tracked.n} (key ${tracked.key ?? "none"}) became ${actions.length} actions: ${actions.map((row) => `${row.id} ${row.status} ${row.error_code ?? ""}`).join(", ")}`);
+  for (const [text, actions] of byText) {
+    const tracked = clients.posts.find((candidate) => candidate.text === text);
+    if (actions.length > 1) violate(`post #${tracked?.n ?? "?"} (key ${tracked?.key ?? "none"}) became ${actions.length} actions: ${actions.map((row) => `${row.id} ${row.status} ${row.error_code ?? ""}`.trim()).join(", ")}`);
   }
+  for (const row of rows) if (!TERMINAL.has(row.status) && !clients.acknowledged.some((tracked) => tracked.id === row.id)) violate(`stuck: ${row.id} (no client was given it) is still ${row.status} after the fault`);
 
   // The sandbox's own record: each text at most once; a refused duplicate is a second submission.
   const posts = new Map<string, number>();
