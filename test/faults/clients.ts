@@ -78,13 +78,18 @@ export class Clients {
         if (!key && networkCause(error) !== "ECONNREFUSED") return tracked;
       }
       if (Date.now() > retryUntil) return tracked;
+      if (!options.via.some((label) => this.fleet.member(label).alive())) {
+        tracked.unanswered = `no coordinator of ${options.via.join(", ")} is up`;
+        return tracked;
+      }
       await sleep(500);
     }
   }
 
   /** Follows a post with `GET ?wait=30` through `via` in turn until it is terminal, or `deadline` passes. */
   async follow(tracked: Tracked, via: string[], deadline: number): Promise<void> {
-    for (let turn = 0; tracked.id && !tracked.final && Date.now() < deadline; turn++) {
+    const up = (): boolean => via.some((label) => this.fleet.member(label).alive());
+    for (let turn = 0; tracked.id && !tracked.final && Date.now() < deadline && up(); turn++) {
       const member = this.fleet.member(via[turn % via.length]!);
       try {
         const response = await fetch(`${member.url}/v1/actions/${tracked.id}?wait=30`, { headers: this.fleet.headers(), signal: AbortSignal.timeout(60_000) });
@@ -107,6 +112,7 @@ export class Clients {
         for (let turn = worker; running(); turn++) {
           const order = via.map((_, i) => via[(turn + i) % via.length]!);
           const tracked = await this.create({ account, via: order, keyed: true, retryUntil: Date.now() + 120_000 });
+          if (!tracked.id && !order.some((label) => this.fleet.member(label).alive())) return;
           await this.follow(tracked, order, Date.now() + 180_000);
         }
       }),

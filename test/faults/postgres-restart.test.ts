@@ -55,6 +55,8 @@ describe("PostgreSQL restarted with posts in flight", () => {
       await cluster.stop();
       throw error;
     });
+    const started = Date.now();
+    const phase = (name: string): void => console.log(`[postgres-restart] ${name} at ${((Date.now() - started) / 1000).toFixed(1)} s`);
     try {
       const clients = new Clients(fleet);
       const accounts = await fleet.accounts(4);
@@ -65,14 +67,17 @@ describe("PostgreSQL restarted with posts in flight", () => {
       const load = clients.load(accounts, ["A", "B", "C"], () => loading);
       await sleep(BEFORE_MS);
       const inFlight = await fleet.store.all<{ n: number }>("SELECT count(*) AS n FROM actions WHERE status = 'running'");
+      phase("restarting PostgreSQL");
       const restartAt = Date.now();
       const restartMs = restartPostgres(cluster);
       await fleet.reconnect();
       const back = await answeringAgain(fleet, restartAt);
+      phase("answering again");
       await sleep(Math.max(0, restartAt + AFTER_MS - Date.now()));
       const afterEnd = Date.now();
       loading = false;
       await load;
+      phase("load ended");
       const before = clients.endedBetween(loadStart, restartAt) / ((restartAt - loadStart) / 1000);
       const after = clients.endedBetween(restartAt, afterEnd) / ((afterEnd - restartAt) / 1000);
       const verdict = await judge(fleet, clients, {

@@ -72,7 +72,7 @@ export async function judge(fleet: Fleet, clients: Clients, options: JudgeOption
   if (up.length > 0) await Promise.all(clients.acknowledged.map((tracked) => clients.follow(tracked, up, deadline)));
   // Actions nobody was told of (created by a member while its client had left) must end too.
   const open = async (): Promise<{ id: string }[]> => fleet.store.all<{ id: string }>("SELECT id FROM actions WHERE status IN ('queued', 'running', 'needs_input')");
-  while ((await open()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+  while (up.length > 0 && (await open()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
   for (const member of fleet.members) {
     if (member.diedOnItsOwn) violate(`coordinator ${member.label} died on its own (code ${member.diedOnItsOwn.code}, signal ${member.diedOnItsOwn.signal}): ${lastError(member.proc.output())}`);
   }
@@ -93,7 +93,7 @@ export async function judge(fleet: Fleet, clients: Clients, options: JudgeOption
       violate(`lost: ${tracked.id} (post #${tracked.n}) was acknowledged and is not in the store`);
     } else if (!TERMINAL.has(row.status)) {
       lost += 1;
-      violate(`stuck: ${tracked.id} (post #${tracked.n}) is still ${row.status} ${((options.settleMs ?? 90_000) / 1000).toFixed(0)} s after the fault`);
+      violate(`stuck: ${tracked.id} (post #${tracked.n}) is still ${row.status} after the fault${up.length > 0 ? "" : " (no coordinator left to end it)"}`);
     }
   }
   for (const [text, actions] of byText) {
