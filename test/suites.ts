@@ -13,6 +13,9 @@ export const PLATFORM_FILES = ["test/platforms/**"];
 /** Suites that need a PostgreSQL cluster: they run under `npm run test:postgres` only. */
 export const POSTGRES_ONLY_FILES = ["test/postgres/**"];
 
+/** The fault-injection suite (`npm run test:faults`): a fleet on PostgreSQL through proxies the test controls, one file at a time. */
+export const FAULT_FILES = ["test/faults/**"];
+
 /**
  * Tests that load every core on purpose (CPU hogs beside serve). They run after the rest, one at a
  * time: run beside another test, their hogs would slow it as much as the code under test, and that
@@ -85,7 +88,7 @@ export function defaultProjects(): TestProjectInlineConfiguration[] {
       test: {
         name: "suite",
         include: ["test/**/*.test.ts"],
-        exclude: [...configDefaults.exclude, ...PLATFORM_FILES, ...POSTGRES_ONLY_FILES, ...RUN_ALONE_FILES],
+        exclude: [...configDefaults.exclude, ...PLATFORM_FILES, ...POSTGRES_ONLY_FILES, ...FAULT_FILES, ...RUN_ALONE_FILES],
         maxWorkers: WORKERS,
         // A worker keeps the modules it imported from one file to the next (each test file still
         // runs afresh): importing src/ for every file took 168 s of the run's CPU, now 36–46 s.

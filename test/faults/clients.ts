@@ -1,0 +1,141 @@
+import { randomBytes } from "node:crypto";
+import { networkCause, sleep } from "../chaos/kill-support.js";
+import type { Fleet } from "./fleet.js";
+
+/** One post a client asked for, and what it was told. */
+export interface Tracked {
+  n: number;
+  text: string;
+  key: string | undefined;
+  account: { handle: string; id: string };
+  /** The members the create went to, in order (a retry goes to the next one given). */
+  via: string[];
+  sentAt: number;
+  /** When a member answered the create with an id (the action is acknowledged). */
+  ackAt?: number;
+  id?: string;
+  /** When the client saw it terminal. */
+  endedAt?: number;
+  final?: any;
+  /** Why the client has no id: the last answer or connection error. */
+  unanswered?: string;
+}
+
+export const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
+
+export interface CreateOptions {
+  account: { handle: string; id: string };
+  /** Members tried in turn: the first, then the next on a retry. */
+  via: string[];
+  keyed?: boolean;
+  /** The same key as an earlier request (a client's retry of it). */
+  key?: string;
+  text?: string;
+  /** One request's bound: a client that hears nothing for this long gives up on it (and, keyed, retries). */
+  requestTimeoutMs?: number;
+  /** A keyed create is retried (409 in flight, 5xx, a broken connection) until this moment. */
+  retryUntil?: number;
+}
+
+/** Clients posting through the fleet's REST API, as programs would: what each was told is kept for the verdict. */
+export class Clients {
+  readonly posts: Tracked[] = [];
+  readonly #run = randomBytes(3).toString("hex");
+
+  constructor(private readonly fleet: Fleet) {}
+
+  /** Creates a post (`?wait=0`); resolves once some member answered it with an id, or the client gave up. */
+  async create(options: CreateOptions): Promise<Tracked> {
+    const n = this.posts.length;
+    const key = options.key ?? (options.keyed ? `fault-${this.#run}-${n}` : undefined);
+    const text = options.text ?? `fault ${this.#run} #${n} ${randomBytes(3).toString("hex")}`;
+    const tracked: Tracked = { n, text, key, account: options.account, via: [], sentAt: Date.now() };
+    this.posts.push(tracked);
+    const retryUntil = options.retryUntil ?? Date.now() + 60_000;
+    for (let attempt = 0; ; attempt++) {
+      const member = this.fleet.member(options.via[attempt % options.via.length]!);
+      tracked.via.push(member.label);
+      try {
+        const response = await fetch(`${member.url}/v1/actions?wait=0`, {
+          method: "POST",
+          headers: this.fleet.headers(key ? { "idempotency-key": key } : {}),
+          body: JSON.stringify({ account_id: options.account.id, type: "post", params: { text } }),
+          signal: AbortSignal.timeout(options.requestTimeoutMs ?? 120_000),
+        });
+        const json: any = await response.json().catch(() => ({}));
+        if (response.status === 200 || response.status === 202 || response.status === 201) {
+          tracked.id = json.id;
+          tracked.ackAt = Date.now();
+          tracked.unanswered = undefined;
+          if (TERMINAL.has(json.status)) this.#ended(tracked, json);
+          return tracked;
+        }
+        tracked.unanswered = `${member.label} answered ${response.status} ${JSON.stringify(json).slice(0, 300)}`;
+        if (!key || (response.status !== 409 && response.status < 500)) return tracked;
+      } catch (error) {
+        tracked.unanswered = `${member.label}: ${networkCause(error)}`;
+        // Without a key, a request that may have arrived is not sent again: the client cannot know.
+        if (!key && networkCause(error) !== "ECONNREFUSED") return tracked;
+      }
+      if (Date.now() > retryUntil) return tracked;
+      if (!options.via.some((label) => this.fleet.member(label).alive())) {
+        tracked.unanswered = `no coordinator of ${options.via.join(", ")} is up`;
+        return tracked;
+      }
+      await sleep(500);
+    }
+  }
+
+  /** Follows a post with `GET ?wait=30` through `via` in turn until it is terminal, or `deadline` passes. */
+  async follow(tracked: Tracked, via: string[], deadline: number): Promise<void> {
+    const up = (): boolean => via.some((label) => this.fleet.member(label).alive());
+    for (let turn = 0; tracked.id && !tracked.final && Date.now() < deadline && up(); turn++) {
+      const member = this.fleet.member(via[turn % via.length]!);
+      try {
+        const response = await fetch(`${member.url}/v1/actions/${tracked.id}?wait=30`, { headers: this.fleet.headers(), signal: AbortSignal.timeout(60_000) });
+        const json: any = await response.json().catch(() => ({}));
+        if (response.status === 200 && TERMINAL.has(json.status)) this.#ended(tracked, json);
+        else if (response.status !== 200) await sleep(250);
+      } catch {
+        await sleep(250);
+      }
+    }
+  }
+
+  /**
+   * One worker per account, each creating a post through `via` (in turn) and following it to its
+   * end, again and again until `running()` says stop.
+   */
+  async load(accounts: { handle: string; id: string }[], via: string[], running: () => boolean): Promise<void> {
+    await Promise.all(
+      accounts.map(async (account, worker) => {
+        for (let turn = worker; running(); turn++) {
+          const order = via.map((_, i) => via[(turn + i) % via.length]!);
+          const tracked = await this.create({ account, via: order, keyed: true, retryUntil: Date.now() + 120_000 });
+          if (!tracked.id && !order.some((label) => this.fleet.member(label).alive())) return;
+          await this.follow(tracked, order, Date.now() + 180_000);
+        }
+      }),
+    );
+  }
+
+  /** One post per account, followed to its end: each account signed in before a measure starts. */
+  async signIn(accounts: { handle: string; id: string }[], via: string[]): Promise<void> {
+    await Promise.all(accounts.map(async (account) => this.follow(await this.create({ account, via, keyed: true }), via, Date.now() + 120_000)));
+  }
+
+  /** Posts acknowledged (the client holds an id). */
+  get acknowledged(): Tracked[] {
+    return this.posts.filter((tracked) => tracked.id);
+  }
+
+  /** Posts that ended (as the client saw) between `from` and `to`. */
+  endedBetween(from: number, to: number): number {
+    return this.posts.filter((tracked) => tracked.endedAt !== undefined && tracked.endedAt >= from && tracked.endedAt < to).length;
+  }
+
+  #ended(tracked: Tracked, json: any): void {
+    tracked.final = json;
+    tracked.endedAt = Date.now();
+  }
+}
