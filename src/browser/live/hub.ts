@@ -117,6 +117,15 @@ export class LiveHub {
     await Promise.all([...this.#signIns.values()].map((session) => session.close()));
   }
 
+  /**
+   * Closes the sign-in pages of these accounts, and with them their live views: their holds ended
+   * with this coordinator's lease (DESIGN §11), and another coordinator may open its own page now.
+   */
+  async closeSignIns(accountIds: readonly string[]): Promise<void> {
+    const lost = new Set(accountIds);
+    await Promise.all([...this.#signIns.values()].filter((session) => lost.has(session.accountId)).map((session) => session.close()));
+  }
+
   async #openSignIn(target: Extract<LiveTarget, { kind: "sign_in" }>): Promise<SignInSession | NoPage> {
     const { pool, drivers, baseUrls } = this.options;
     const { account, link } = target;
