@@ -2,6 +2,7 @@ import { chromium, type Browser, type Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { gate } from "../helpers/scripted-executor.js";
 
 // An owner's sign-in hold dies with its coordinator's lease (DESIGN §11, issue 40 item 4): once the
 // lease is lost, another coordinator may take the account and open its own sign-in page, so the
@@ -44,10 +45,50 @@ describe("a coordinator that loses its lease", () => {
     expect(runner.runnerId).not.toBe(lostId);
 
     await live.until(() => live.server.hub.signInPages === 0, 10_000);
-    // The dead hold's row is gone too (another coordinator would have replaced it anyway).
-    await live.until(async () => (await engine.core.store.accountHolds.holder(account, new Date(0).toISOString())) === undefined, 10_000);
+    // The account is free once the page has gone: a hold can be taken on it again (here under the runner's new id), and dropped.
+    await live.until(() => runner.holdAccount(account), 10_000);
+    runner.releaseAccount(account);
     // The live view watching it is over.
     await viewer.getByText("Disconnected.").waitFor({ state: "visible", timeout: 10_000 });
     await viewer.context().close();
+  });
+
+  it("does not keep a sign-in page whose hold it lost while the page was opening", async () => {
+    const { engine } = live.server.service;
+    const { runner } = engine.core;
+    const account = (await live.api("POST", "/v1/accounts", { platform: "sandbox", username: await live.user("none") })).json.id as string;
+    const link = await live.api("POST", `/v1/accounts/${account}/sign-in-links`);
+    expect(link.status).toBe(201);
+    // The page's browser context is slow to come: the hold is taken, the page not open yet.
+    const { pool } = live.server;
+    const acquire = pool.acquire.bind(pool);
+    const reached = gate();
+    const release = gate();
+    pool.acquire = async (...args) => {
+      if (args[0] === account) {
+        reached.open();
+        await release.promise;
+      }
+      return acquire(...args);
+    };
+    try {
+      const viewer = await (await person.newContext()).newPage();
+      const socketClosed = new Promise<void>((resolve) => viewer.on("websocket", (socket) => socket.on("close", () => resolve())));
+      await viewer.goto(link.json.url);
+      await reached.promise;
+      const lostId = runner.runnerId;
+      expect(await engine.core.store.accountHolds.holder(account, runner.leaseNow())).toBe(lostId);
+      await engine.core.store.runners.expire(lostId, runner.leaseNow());
+      await runner.renew();
+      release.open();
+      // The opening ends either way: a page shown (kept by mistake) or the live view closed without one.
+      await Promise.race([socketClosed, viewer.locator("#screen").waitFor({ state: "visible", timeout: 30_000 })]);
+      expect(live.server.hub.signInPages).toBe(0);
+      expect(await viewer.locator("#screen").isVisible()).toBe(false);
+      await viewer.context().close();
+    } finally {
+      release.open();
+      pool.acquire = acquire;
+    }
   });
 });
