@@ -109,6 +109,11 @@ export async function startServer(config: Config, options: ServerOptions): Promi
         releaseAccount: (accountId) => engine.core.runner.releaseAccount(accountId),
         ...options.live,
       });
+      const signIns = hub;
+      // A lost lease took its sign-in holds with it: their pages (and live views) close here, so no second page opens elsewhere beside them.
+      engine.core.runner.onHoldsLost((accountIds) => {
+        signIns.closeSignIns(accountIds).catch((error: unknown) => options.logger.error({ err: error }, "could not close the sign-in pages of a lost lease"));
+      });
       onUpgrade = mountLive(app, { engine, hub, logger: options.logger, limiter, policy });
       mcp = mountMcpHttp(app, engine, { ...policy, limiter, logger: options.logger });
       mountWebApp(app, { engine, limiter, policy, logger: options.logger });

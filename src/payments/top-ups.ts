@@ -5,9 +5,10 @@ import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
 import { requirePermission } from "../engine/access/index.js";
 import type { EngineCore } from "../engine/core.js";
-import { claimKey, keyInFlight, requestHash } from "../engine/idempotency.js";
+import { claimKey, keyInFlight, newClaim, requestHash } from "../engine/idempotency.js";
 import { newId } from "../engine/ids.js";
 import { retryWhileBusy, sha256 } from "../store/index.js";
+import type { IdempotencyRecord } from "../store/repositories/idempotency.js";
 import { Facilitator } from "./facilitator.js";
 import { checkPayment, type CheckedPayment } from "./payload.js";
 import { Reconciliation } from "./reconciliation.js";
@@ -15,6 +16,15 @@ import { Settlement } from "./settlement.js";
 import { PaymentTerms, type TopUpOutcome } from "./terms.js";
 
 export type { TopUpOutcome } from "./terms.js";
+
+/** An Idempotency-Key with the token of this request's claim on it (what its writes to the record name). */
+interface ClaimedKey {
+  key: string;
+  claim: string;
+}
+
+/** Thrown inside a payment's claim when the key is no longer this request's claim: the payment's claim is rolled back. */
+class LostClaim extends Error {}
 
 /**
  * x402 top-ups (DESIGN §7): requirements for exactly the credits asked, then verify and settle
@@ -70,17 +80,22 @@ export class TopUps {
     if (typeof parsed === "string") return this.#terms.required(credits, parsed);
 
     if (idempotencyKey === undefined) return this.#pay(principal, credits, parsed);
-    const replay = await this.#beginKey(principal, idempotencyKey, { credits, payment: sha256(signature) });
+    const key = { key: idempotencyKey, claim: newClaim() };
+    const replay = await this.#beginKey(principal, key, { credits, payment: sha256(signature) });
     if (replay) return replay;
     let outcome: TopUpOutcome | undefined;
     try {
-      outcome = await this.#pay(principal, credits, parsed, idempotencyKey);
+      outcome = await this.#pay(principal, credits, parsed, key);
       return outcome;
+    } catch (error) {
+      if (error instanceof LostClaim) return await this.#afterLostClaim(principal, idempotencyKey);
+      throw error;
     } finally {
       const { store } = this.core;
       const workspaceId = principal.workspaceId;
       // Only a settled top-up is kept under the key; anything else created nothing and frees it.
-      await retryWhileBusy(() => (outcome?.kind === "settled" ? store.idempotency.complete(workspaceId, idempotencyKey) : store.idempotency.forget(workspaceId, idempotencyKey)));
+      // Either only while the key is still this request's claim (DESIGN §11 fencing).
+      await retryWhileBusy(() => (outcome?.kind === "settled" ? store.idempotency.complete(workspaceId, key.key, key) : store.idempotency.forget(workspaceId, key.key, key)));
     }
   }
 
@@ -98,16 +113,34 @@ export class TopUps {
     this.#reconciliation.reconcileInBackground();
   }
 
-  /** Replays a settled top-up under the key, or claims the key; undefined when this request goes on. */
-  #beginKey(principal: Principal, key: string, request: unknown): Promise<TopUpOutcome | undefined> {
-    const { store } = this.core;
-    return claimKey(this.core, principal.workspaceId, key, requestHash({ top_up: request }), async (record) => {
-      const payment = record.payment_id === undefined ? undefined : await store.payments.get(record.payment_id);
-      if (payment?.status === "settled") return this.#settlement.settled(payment, true);
-      // A process that died left the key to a payment that ended without credit: the key is free again.
-      if (payment?.status !== "failed") throw keyInFlight(key);
-      return undefined;
-    });
+  /** Replays a settled top-up under the key, or claims the key under `key.claim`; undefined when this request goes on. */
+  #beginKey(principal: Principal, key: ClaimedKey, request: unknown): Promise<TopUpOutcome | undefined> {
+    return claimKey(this.core, principal.workspaceId, key.key, requestHash({ top_up: request }), (record) => this.#replay(record, key.key), key.claim);
+  }
+
+  /** What a key's record answers: its settled top-up again; undefined when it is free again (its payment ended without credit). */
+  async #replay(record: IdempotencyRecord, key: string): Promise<TopUpOutcome | undefined> {
+    const payment = record.payment_id === undefined ? undefined : await this.core.store.payments.get(record.payment_id);
+    if (payment?.status === "settled") return this.#settlement.settled(payment, true);
+    // A process that died left the key to a payment that ended without credit: the key is free again.
+    if (payment?.status !== "failed") throw keyInFlight(key);
+    return undefined;
+  }
+
+  /**
+   * The answer of a keyed top-up whose claim on its key lapsed before it claimed its payment (its
+   * process stalled past its lease): the top-up the key names now, settled by another request with
+   * the key; else a 409. It claimed no payment, so it credited nothing.
+   */
+  async #afterLostClaim(principal: Principal, key: string): Promise<TopUpOutcome> {
+    const record = await this.core.store.idempotency.get(principal.workspaceId, key, this.core.lifecycle.now());
+    const replayed = record && (await this.#replay(record, key));
+    if (replayed) return replayed;
+    throw new AppError(
+      "conflict",
+      "This top-up lost its hold on the Idempotency-Key while it was in progress (the service stalled past its lease), so it charged nothing; send it again with the same key.",
+      { idempotency_key: key },
+    );
   }
 
   /** Claims the payment's authorization, then carries it to its end; a copy already claimed is answered from its record. */
@@ -115,7 +148,7 @@ export class TopUps {
     principal: Principal,
     credits: number,
     parsed: CheckedPayment,
-    idempotencyKey?: string,
+    idempotencyKey?: ClaimedKey,
   ): Promise<TopUpOutcome> {
     const { store, lifecycle, runner } = this.core;
     const { payload, requirements } = parsed;
@@ -133,8 +166,11 @@ export class TopUps {
         runner_id: runner.runnerId,
         now: lifecycle.now(),
       });
-      // The key answers for this payment from now on, even if this process dies before it settles.
-      if (claimed.claimed && idempotencyKey !== undefined) await store.idempotency.attachPayment(principal.workspaceId, idempotencyKey, claimed.payment.id);
+      // The key answers for this payment from now on, even if this process dies before it settles;
+      // a key no longer this request's claim rolls the payment's claim back: another request answers for it.
+      if (claimed.claimed && idempotencyKey !== undefined && !(await store.idempotency.attachPayment(principal.workspaceId, idempotencyKey.key, claimed.payment.id, idempotencyKey.claim))) {
+        throw new LostClaim();
+      }
       return claimed;
     });
     const payment = claim.payment;

@@ -34,6 +34,29 @@ async function post(h: Harness, accountId: string, text: string): Promise<string
   return created.json.id as string;
 }
 
+/** The other coordinator's heartbeat in the release test: far longer than any wake-up may take. */
+const B_HEARTBEAT_MS = 60_000;
+/** No claim for this long: the wake-ups a coordinator's own commits caused are over. */
+const QUIET_MS = 1_000;
+
+/** Counts `h`'s claims of queued actions, so a test can wait until none has run for a while. */
+function watchClaims(h: Harness): { quietFor(ms: number): boolean } {
+  const { lifecycle } = h.engine.core;
+  const claim = lifecycle.claim.bind(lifecycle);
+  let running = 0;
+  let lastEnded = Date.now();
+  lifecycle.claim = async (...args) => {
+    running += 1;
+    try {
+      return await claim(...args);
+    } finally {
+      running -= 1;
+      lastEnded = Date.now();
+    }
+  };
+  return { quietFor: (ms) => running === 0 && Date.now() - lastEnded >= ms };
+}
+
 const statusOf = async (h: Harness, id: string): Promise<string | undefined> => (await h.store.actions.get(id))?.status;
 
 describe("an owner's sign-in hold on an account", () => {
@@ -56,6 +79,45 @@ describe("an owner's sign-in hold on an account", () => {
 
     a.engine.core.runner.releaseAccount(held);
     await eventually(async () => (await statusOf(b, waiting)) === "succeeded", { what: "the held account's action to run once released" });
+  });
+
+  it("wakes the other coordinators when released: one claims the account's queued action at once, not at its heartbeat", { timeout: 90_000 }, async () => {
+    // A holds and cannot claim (no run slots), so only B can run the action. B's heartbeat, the
+    // backstop that would find the action without a wake-up, comes after a minute: B claims before
+    // it only if the release itself woke it (PostgreSQL: a notification; SQLite: the file's
+    // data_version, which any commit by another connection changes).
+    const a = await createHarness({ clock: new FakeClock(new Date().toISOString()), engine: { maxConcurrent: 0 } });
+    harnesses.push(a);
+    const b = await createHarness({
+      location: a.location,
+      masterKey: a.masterKey,
+      adminKey: a.adminKey,
+      clock: new FakeClock(new Date().toISOString()),
+      engine: { runner: { heartbeatMs: B_HEARTBEAT_MS, leaseMs: 2 * B_HEARTBEAT_MS } },
+    });
+    harnesses.push(b);
+    const claims = watchClaims(b);
+    const held = await account(a, "held");
+    expect(await a.engine.core.runner.holdAccount(held)).toBe(true);
+    const waiting = await post(b, held, "runs as soon as the sign-in ends");
+    // B has passed it over, and the claims its own commits woke it for are over: after the release
+    // nothing but the release can wake it (on the old code it then waits for its heartbeat).
+    await eventually(() => claims.quietFor(QUIET_MS), { what: "B's claims after the create to end" });
+    expect(await statusOf(b, waiting)).toBe("queued");
+
+    const released = Date.now();
+    a.engine.core.runner.releaseAccount(held);
+    const claimed = await eventually(
+      async () => {
+        const action = await b.store.actions.get(waiting);
+        return action?.status !== "queued" && action;
+      },
+      { what: "B to claim the released account's action", timeoutMs: B_HEARTBEAT_MS / 2 },
+    );
+    const afterMs = Date.now() - released;
+    expect(claimed.runner_id).toBe(b.engine.core.runner.runnerId);
+    // Well before B's next heartbeat (the bound is generous for a loaded machine; what it guards against is a minute).
+    expect(afterMs).toBeLessThan(B_HEARTBEAT_MS / 2);
   });
 
   it("is given up when its coordinator's lease ends: another coordinator claims the account's actions", { timeout: 90_000 }, async () => {

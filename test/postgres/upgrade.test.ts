@@ -21,7 +21,7 @@ afterEach(async () => {
   dir = undefined;
 });
 
-/** This release's migrations plus one more, `007_later.sql`, in a dir of their own. */
+/** This release's migrations plus one more, `900_later.sql`, in a dir of their own. */
 function migrationsWithOneMore(text: string): string {
   dir = mkdtempSync(join(tmpdir(), "action-service-migrations-"));
   for (const name of readdirSync(MIGRATIONS)) copyFileSync(join(MIGRATIONS, name), join(dir, name));

@@ -60,6 +60,8 @@ export class LiveHub {
   readonly #casts = new WeakMap<Page, Screencast>();
   readonly #signIns = new Map<string, SignInSession>();
   readonly #opening = new Map<string, Promise<SignInSession | NoPage>>();
+  /** How many times each account's hold here was lost with a lease: a page being opened meanwhile is not kept. */
+  readonly #holdsLost = new Map<string, number>();
 
   constructor(private readonly options: LiveHubOptions) {}
 
@@ -117,6 +119,16 @@ export class LiveHub {
     await Promise.all([...this.#signIns.values()].map((session) => session.close()));
   }
 
+  /**
+   * Closes the sign-in pages of these accounts, and with them their live views: their holds ended
+   * with this coordinator's lease (DESIGN §11), and another coordinator may open its own page now.
+   */
+  async closeSignIns(accountIds: readonly string[]): Promise<void> {
+    const lost = new Set(accountIds);
+    for (const accountId of lost) this.#holdsLost.set(accountId, (this.#holdsLost.get(accountId) ?? 0) + 1);
+    await Promise.all([...this.#signIns.values()].filter((session) => lost.has(session.accountId)).map((session) => session.close()));
+  }
+
   async #openSignIn(target: Extract<LiveTarget, { kind: "sign_in" }>): Promise<SignInSession | NoPage> {
     const { pool, drivers, baseUrls } = this.options;
     const { account, link } = target;
@@ -126,6 +138,7 @@ export class LiveHub {
     // One sign-in page per account: a newer link replaces an older one's page.
     await Promise.all([...this.#signIns.values()].filter((other) => other.accountId === account.id).map((other) => other.close()));
     await this.#makeRoomForKey(link.key_id);
+    const holdsLostBefore = this.#holdsLost.get(account.id);
     if (!(await this.options.holdAccount(account.id))) return BUSY;
     let page: Page | undefined;
     try {
@@ -139,6 +152,13 @@ export class LiveHub {
       pool.release(account.id);
       this.options.releaseAccount(account.id);
       throw error;
+    }
+    // The hold was lost with the lease while the page opened: it is not this coordinator's to show.
+    if (this.#holdsLost.get(account.id) !== holdsLostBefore) {
+      await page.close().catch(() => undefined);
+      pool.release(account.id);
+      this.options.releaseAccount(account.id);
+      return GONE;
     }
     const opened = page;
     let closed: Promise<void> | undefined;

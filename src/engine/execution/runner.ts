@@ -54,6 +54,7 @@ export class Runner {
   readonly #runs = new Map<string, Run>();
   /** Accounts whose browser context a sign-in page here holds, each with the runner id its hold in the store names. */
   readonly #heldAccounts = new Map<string, string>();
+  readonly #holdsLost = new Set<(accountIds: string[]) => void>();
   #stopped = false;
   #started = false;
   #timers: NodeJS.Timeout[] = [];
@@ -157,13 +158,25 @@ export class Runner {
     await this.#lease.renew();
   }
 
-  /** The lease `lostId` expired, or was not renewed in time: its runs are recovery's, and write nothing more. */
+  /** The lease `lostId` expired, or was not renewed in time: its runs are recovery's, and write nothing more; its sign-in holds are gone with it. */
   #forsake(lostId: string): void {
     for (const run of this.#runs.values()) {
       if (run.action.runner_id !== lostId) continue;
       run.forsaken = true;
       run.controller.abort(new Error("lease lost"));
     }
+    const lostHolds = [...this.#heldAccounts].filter(([, runnerId]) => runnerId === lostId).map(([accountId]) => accountId);
+    if (lostHolds.length > 0) for (const listener of this.#holdsLost) listener(lostHolds);
+  }
+
+  /**
+   * Calls `listener` with the accounts whose sign-in holds a lost lease took with it: another
+   * coordinator may hold them now, so the pages held under them must close (their `releaseAccount`
+   * then deletes only the dead hold's row, never a newer holder's). Returns the unsubscribe.
+   */
+  onHoldsLost(listener: (accountIds: string[]) => void): () => void {
+    this.#holdsLost.add(listener);
+    return () => this.#holdsLost.delete(listener);
   }
 
   /** Another process committed: answers for waiting runs, actions that ended elsewhere, new work. */

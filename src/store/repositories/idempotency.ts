@@ -29,7 +29,7 @@ const toRecord = (
 
 /**
  * Which claim of a key a write is for (DESIGN §11 fencing): the write changes the record only while
- * it still carries that claim's token. Left out, the write is unconditional (top-ups).
+ * it still carries that claim's token.
  */
 export interface KeyFence {
   claim: string | undefined;
@@ -86,23 +86,32 @@ export class IdempotencyRepository {
     return result.numUpdatedRows === 1n;
   }
 
-  /** A top-up's key names its payment from the moment the payment is claimed (a crash leaves it answering for it). */
-  async attachPayment(workspaceId: string, key: string, paymentId: string): Promise<void> {
-    await this.q.db.updateTable("idempotency_keys").set({ payment_id: paymentId }).where("workspace_id", "=", workspaceId).where("key", "=", key).execute();
+  /**
+   * A top-up's key names its payment from the moment the payment is claimed (a crash leaves it
+   * answering for it), in one statement conditional on the key still being the claim `claim`'s, in
+   * flight and naming no payment. False when it is not: the caller must not keep the payment's claim.
+   */
+  async attachPayment(workspaceId: string, key: string, paymentId: string, claim: string): Promise<boolean> {
+    const result = await this.q.db
+      .updateTable("idempotency_keys")
+      .set({ payment_id: paymentId })
+      .where("workspace_id", "=", workspaceId)
+      .where("key", "=", key)
+      .where("claim", "=", claim)
+      .where("state", "=", "in_flight")
+      .where("payment_id", "is", null)
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 
-  /** The request has answered: from now on the key replays its action (only while the record is `fence`'s claim, when given). */
-  async complete(workspaceId: string, key: string, fence?: KeyFence): Promise<void> {
-    let query = this.q.db.updateTable("idempotency_keys").set({ state: "done" }).where("workspace_id", "=", workspaceId).where("key", "=", key);
-    if (fence) query = query.where(ofClaim(fence));
-    await query.execute();
+  /** The request has answered: from now on the key replays what it created (only while the record is `fence`'s claim). */
+  async complete(workspaceId: string, key: string, fence: KeyFence): Promise<void> {
+    await this.q.db.updateTable("idempotency_keys").set({ state: "done" }).where("workspace_id", "=", workspaceId).where("key", "=", key).where(ofClaim(fence)).execute();
   }
 
-  /** Frees the key (only while the record is `fence`'s claim, when given: another request's claim is never dropped). */
-  async forget(workspaceId: string, key: string, fence?: KeyFence): Promise<void> {
-    let query = this.q.db.deleteFrom("idempotency_keys").where("workspace_id", "=", workspaceId).where("key", "=", key);
-    if (fence) query = query.where(ofClaim(fence));
-    await query.execute();
+  /** Frees the key (only while the record is `fence`'s claim: another request's claim is never dropped). */
+  async forget(workspaceId: string, key: string, fence: KeyFence): Promise<void> {
+    await this.q.db.deleteFrom("idempotency_keys").where("workspace_id", "=", workspaceId).where("key", "=", key).where(ofClaim(fence)).execute();
   }
 
   /** Frees every key whose action failed in a way that must be retryable (`browser_unavailable`). */
