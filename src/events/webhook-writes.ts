@@ -80,6 +80,7 @@ export function writeThrough(port: MessagePort): DeliveryWriter {
 async function recordAttempts(store: Store, input: WriteInput<"record">): Promise<void> {
   const now = Date.parse(input.now);
   const delays = input.retryDelaysMs ?? RETRY_DELAYS_MS;
+  await store.webhooks.lockEndpoints(input.attempts.map(({ delivery }) => delivery.endpoint_id));
   for (const { delivery, result } of input.attempts) {
     const status = "status" in result ? result.status : undefined;
     const error = "error" in result ? result.error : undefined;

@@ -106,6 +106,16 @@ export class WebhookRepository {
     await this.q.db.deleteFrom("webhook_endpoints").where("id", "=", id).execute();
   }
 
+  /**
+   * Locks these endpoints' rows (PostgreSQL; SQLite's one writer is the lock already), in id order,
+   * before their deliveries are written: deleting an endpoint locks its row and then its deliveries'
+   * (the cascade), so writing a delivery first and its endpoint second could deadlock with it.
+   */
+  async lockEndpoints(ids: readonly string[]): Promise<void> {
+    if (this.q.adapter.dialect !== "postgres" || ids.length === 0) return;
+    await this.q.db.selectFrom("webhook_endpoints").select("id").where("id", "in", [...new Set(ids)].sort()).orderBy("id").forUpdate().execute();
+  }
+
   /** A failed attempt: the endpoint is failing from then on, until a success. */
   async markFailing(id: string, now: string): Promise<void> {
     await this.q.db
@@ -168,10 +178,12 @@ export class WebhookRepository {
    * Walked in `next_attempt_at` order along its index, so a claim stops after `limit` rows however
    * long the backlog (order per action is kept by the NOT EXISTS, not by sorting everything). On
    * PostgreSQL the rows are locked `FOR UPDATE SKIP LOCKED`: coordinators claiming at once take
-   * different deliveries, and each is sent by one. What is due and whose lease has run out is
-   * judged by the database's clock on PostgreSQL (`timeIn`), and the lease runs from it for as
-   * long as `now` to `leaseUntil`: a coordinator whose clock is off neither takes another's lease
-   * early nor holds its own too briefly. Call inside a transaction.
+   * different deliveries, and each is sent by one. Whose lease has run out is judged by the
+   * database's clock on PostgreSQL (`timeIn`), and the lease runs from it for as long as `now` to
+   * `leaseUntil`: a coordinator whose clock is off neither takes another's lease early nor holds its
+   * own too briefly. What is due is judged by the clock that wrote `next_attempt_at` (the
+   * delivery thread's, `clockNow`): a schedule, not a lease, so a skewed machine retries early or
+   * late by its skew and sends nothing twice. Call inside a transaction.
    */
   async claimDue(clockNow: string, runnerId: string, leaseUntil: string, limit: number): Promise<WebhookDeliveryRecord[]> {
     const { dialect } = this.q.adapter;
@@ -181,7 +193,7 @@ export class WebhookRepository {
       .innerJoin("webhook_endpoints as w", "w.id", "d.endpoint_id")
       .select("d.id")
       .where("d.state", "=", "pending")
-      .where("d.next_attempt_at", "<=", now)
+      .where("d.next_attempt_at", "<=", clockNow)
       .where(({ or, eb }) => or([eb("d.leased_until", "is", null), eb("d.leased_until", "<=", now)]))
       .where("w.disabled_at", "is", null)
       .where(({ not, exists, selectFrom }) =>
