@@ -73,17 +73,8 @@ export class IdempotencyRepository {
    * that claim's, in flight and naming no action. False when it is not: the claim was settled (its
    * runner's lease ended) and perhaps claimed again; the caller must not keep the action.
    */
-  async attachAction(workspaceId: string, key: string, actionId: string, claim: string): Promise<boolean> {
-    const result = await this.q.db
-      .updateTable("idempotency_keys")
-      .set({ action_id: actionId })
-      .where("workspace_id", "=", workspaceId)
-      .where("key", "=", key)
-      .where("claim", "=", claim)
-      .where("state", "=", "in_flight")
-      .where("action_id", "is", null)
-      .executeTakeFirst();
-    return result.numUpdatedRows === 1n;
+  attachAction(workspaceId: string, key: string, actionId: string, claim: string): Promise<boolean> {
+    return this.#attach(workspaceId, key, claim, "action_id", actionId);
   }
 
   /**
@@ -91,15 +82,20 @@ export class IdempotencyRepository {
    * answering for it), in one statement conditional on the key still being the claim `claim`'s, in
    * flight and naming no payment. False when it is not: the caller must not keep the payment's claim.
    */
-  async attachPayment(workspaceId: string, key: string, paymentId: string, claim: string): Promise<boolean> {
+  attachPayment(workspaceId: string, key: string, paymentId: string, claim: string): Promise<boolean> {
+    return this.#attach(workspaceId, key, claim, "payment_id", paymentId);
+  }
+
+  /** Sets `column` while the key is still the claim `claim`'s, in flight and with `column` unset. */
+  async #attach(workspaceId: string, key: string, claim: string, column: "action_id" | "payment_id", id: string): Promise<boolean> {
     const result = await this.q.db
       .updateTable("idempotency_keys")
-      .set({ payment_id: paymentId })
+      .set({ [column]: id })
       .where("workspace_id", "=", workspaceId)
       .where("key", "=", key)
       .where("claim", "=", claim)
       .where("state", "=", "in_flight")
-      .where("payment_id", "is", null)
+      .where(column, "is", null)
       .executeTakeFirst();
     return result.numUpdatedRows === 1n;
   }
