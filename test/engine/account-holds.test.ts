@@ -10,16 +10,16 @@ afterEach(async () => {
   for (const harness of harnesses.splice(0).reverse()) await harness.destroy();
 });
 
-async function twoCoordinators(): Promise<{ a: Harness; b: Harness }> {
-  const a = await createHarness({ clock: new FakeClock(new Date().toISOString()), engine: { internalUrl: "http://coordinator-a.internal:8787" } });
+type EngineOptions = NonNullable<Parameters<typeof createHarness>[0]>["engine"];
+
+/** Two coordinators (engines) on one store, each with its own clock and `engine` options. */
+async function twoCoordinators(
+  aEngine: EngineOptions = { internalUrl: "http://coordinator-a.internal:8787" },
+  bEngine: EngineOptions = { internalUrl: "http://coordinator-b.internal:8787", runner: { heartbeatMs: 100 } },
+): Promise<{ a: Harness; b: Harness }> {
+  const a = await createHarness({ clock: new FakeClock(new Date().toISOString()), engine: aEngine });
   harnesses.push(a);
-  const b = await createHarness({
-    location: a.location,
-    masterKey: a.masterKey,
-    adminKey: a.adminKey,
-    clock: new FakeClock(new Date().toISOString()),
-    engine: { internalUrl: "http://coordinator-b.internal:8787", runner: { heartbeatMs: 100 } },
-  });
+  const b = await createHarness({ location: a.location, masterKey: a.masterKey, adminKey: a.adminKey, clock: new FakeClock(new Date().toISOString()), engine: bEngine });
   harnesses.push(b);
   return { a, b };
 }
@@ -86,16 +86,7 @@ describe("an owner's sign-in hold on an account", () => {
     // backstop that would find the action without a wake-up, comes after a minute: B claims before
     // it only if the release itself woke it (PostgreSQL: a notification; SQLite: the file's
     // data_version, which any commit by another connection changes).
-    const a = await createHarness({ clock: new FakeClock(new Date().toISOString()), engine: { maxConcurrent: 0 } });
-    harnesses.push(a);
-    const b = await createHarness({
-      location: a.location,
-      masterKey: a.masterKey,
-      adminKey: a.adminKey,
-      clock: new FakeClock(new Date().toISOString()),
-      engine: { runner: { heartbeatMs: B_HEARTBEAT_MS, leaseMs: 2 * B_HEARTBEAT_MS } },
-    });
-    harnesses.push(b);
+    const { a, b } = await twoCoordinators({ maxConcurrent: 0 }, { runner: { heartbeatMs: B_HEARTBEAT_MS, leaseMs: 2 * B_HEARTBEAT_MS } });
     const claims = watchClaims(b);
     const held = await account(a, "held");
     expect(await a.engine.core.runner.holdAccount(held)).toBe(true);
