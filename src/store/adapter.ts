@@ -20,6 +20,12 @@ export interface StoreAdapter {
   transaction<T>(work: (db: Kysely<Schema>) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Wake-ups for what other processes commit. */
   readonly changes: ChangeFeed;
+  /**
+   * This store's name among the fleet's writers, fresh each time it opens: on PostgreSQL the
+   * notifications of what it commits carry it (`Change.origin`), so a follower can tell its own
+   * writes from others'.
+   */
+  readonly origin: string;
   /** Whether a failure is the database being busy (locked, or a serialization conflict): worth trying again. */
   isBusy(error: unknown): boolean;
   /** Whether a failure is a UNIQUE or PRIMARY KEY constraint refusing a duplicate row. */

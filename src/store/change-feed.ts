@@ -1,9 +1,46 @@
+import { randomBytes } from "node:crypto";
 import { Socket } from "node:net";
 import pg from "pg";
 import type { Db } from "./adapters/sqlite-file.js";
 
-/** Called when other processes may have committed: answers, cancels, new actions, events. */
-export type ChangeListener = () => void;
+/**
+ * What a notification says changed (PostgreSQL only): `subject` names it (`action:<id>`,
+ * `event:<workspace id>`, `delivery`, `account:<id>`; migrations/postgres), `origin` the store that
+ * committed it (`Store.origin`, carried as the connection's `application_name`), when it was an
+ * action-service store.
+ */
+export interface Change {
+  subject: string;
+  origin: string | undefined;
+}
+
+/**
+ * Called when other processes may have committed: answers, cancels, new actions, events. With a
+ * `change` when a notification said what changed; without one when anything may have (SQLite's
+ * `data_version` moved, the feed listened again after a gap, the slow poll): every follower reads.
+ */
+export type ChangeListener = (change?: Change) => void;
+
+/** The `application_name` every store connection announces: `action-service/<origin>`. */
+const ORIGIN_PREFIX = "action-service/";
+
+/** The connection setting that makes the triggers name `origin` as the writer of what it commits. */
+export function applicationName(origin: string): string {
+  return `${ORIGIN_PREFIX}${origin}`;
+}
+
+/** A store's `origin`: random, short enough for `application_name` (63 bytes). */
+export function newOrigin(): string {
+  return randomBytes(8).toString("hex");
+}
+
+/** A notification's payload, `<subject>|<application_name>` (migrations/postgres 010), read back. */
+export function parseChange(payload: string): Change {
+  const bar = payload.lastIndexOf("|");
+  if (bar === -1) return { subject: payload, origin: undefined };
+  const application = payload.slice(bar + 1);
+  return { subject: payload.slice(0, bar), origin: application.startsWith(ORIGIN_PREFIX) ? application.slice(ORIGIN_PREFIX.length) : undefined };
+}
 
 /**
  * Wake-ups for what other processes commit (DESIGN §11). On SQLite, one machine: SQLite's
@@ -34,10 +71,10 @@ abstract class Listeners {
     };
   }
 
-  protected call(): void {
+  protected call(change?: Change): void {
     for (const listener of [...this.#listeners]) {
       try {
-        listener();
+        listener(change);
       } catch {
         // A listener's failure is its own: the others still hear of the change.
       }
@@ -130,9 +167,9 @@ export class PostgresChangeFeed extends Listeners implements ChangeFeed {
     super();
   }
 
-  protected override call(): void {
+  protected override call(change?: Change): void {
     this.#lastCall = Date.now();
-    super.call();
+    super.call(change);
   }
 
   protected started(): void {
@@ -195,7 +232,7 @@ export class PostgresChangeFeed extends Listeners implements ChangeFeed {
     };
     client.on("error", retry);
     client.on("end", retry);
-    client.on("notification", () => this.call());
+    client.on("notification", (message) => this.call(message.payload === undefined ? undefined : parseChange(message.payload)));
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANGES_CHANNEL}`);

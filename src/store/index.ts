@@ -125,6 +125,11 @@ export class Store {
     return this.adapter.changes;
   }
 
+  /** This store's name among the fleet's writers (`StoreAdapter.origin`). */
+  get origin(): string {
+    return this.adapter.origin;
+  }
+
   /** Statements sent to the database so far (BEGIN and COMMIT included): see `StoreAdapter.statementCount`. */
   get statementCount(): number {
     return this.adapter.statementCount;

@@ -1,6 +1,8 @@
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { CHANGES_CHANNEL, PostgresChangeFeed, type FeedTiming } from "../../src/store/change-feed.js";
+import { PostgresAdapter } from "../../src/store/adapters/postgres.js";
+import { CHANGES_CHANNEL, PostgresChangeFeed, type Change, type FeedTiming } from "../../src/store/change-feed.js";
 import { freshDatabase, templateDatabaseUrl } from "../helpers/database.js";
 import { startTcpProxy, type TcpProxy } from "../helpers/tcp-proxy.js";
 import { eventually } from "../helpers/wait.js";
@@ -65,5 +67,33 @@ describe("the PostgreSQL change feed on a connection that dies without a word", 
     const frozenAt = calls();
     await eventually(() => calls() >= frozenAt + 3, { what: "three slow-poll calls while the feed is dead", timeoutMs: 20_000 });
     proxy.thaw();
+  });
+});
+
+describe("what a notification says", () => {
+  it("names what changed and the store that wrote it, so a coordinator can tell its own writes from others'", { timeout: 60_000 }, async () => {
+    const url = await freshDatabase(templateDatabaseUrl());
+    const writer = await PostgresAdapter.open(url);
+    const follower = await PostgresAdapter.open(url);
+    opened.push(writer, follower);
+    expect(writer.origin).not.toBe(follower.origin);
+    const heard: Change[] = [];
+    follower.changes.on((change) => change && heard.push(change));
+    const now = new Date().toISOString();
+    await writer.db.insertInto("workspaces").values({ id: "ws_feed", name: "feed", created_at: now }).execute();
+    await eventually(async () => {
+      const id = `evt_${randomBytes(4).toString("hex")}`;
+      await writer.db.insertInto("events").values({ id, workspace_id: "ws_feed", type: "account.updated", subject_id: "acc_x", account_id: "acc_x", data: "{}", created_at: now }).execute();
+      return heard.length > 0;
+    }, { what: "the follower to listen and hear the writer's commit" });
+    expect(heard[0]).toEqual({ subject: "event:ws_feed", origin: writer.origin });
+
+    // A notification from something that is not an action-service store names no origin.
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    opened.push({ close: () => other.end() });
+    await other.query(`SELECT pg_notify('${CHANGES_CHANNEL}', 'action:act_x|psql')`);
+    await eventually(() => heard.some((change) => change.subject === "action:act_x"), { what: "the foreign notification" });
+    expect(heard.find((change) => change.subject === "action:act_x")!.origin).toBeUndefined();
   });
 });

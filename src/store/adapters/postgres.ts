@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, type PostgresPool } from "kysely";
 import pg from "pg";
 import type { StoreAdapter, TransactionOptions } from "../adapter.js";
-import { KEEP_ALIVE_AFTER_MS, PostgresChangeFeed, type ChangeFeed } from "../change-feed.js";
+import { applicationName, KEEP_ALIVE_AFTER_MS, newOrigin, PostgresChangeFeed, type ChangeFeed } from "../change-feed.js";
 import type { Schema } from "../schema.js";
 import { CommitUnknownError, DatabaseUnreachableError, isConnectionLost, isPostgresBusy } from "./busy.js";
 import { migratePostgres, type MigrationLog } from "./postgres-migrate.js";
@@ -60,6 +60,7 @@ export class PostgresAdapter implements StoreAdapter {
   readonly dialect = "postgres";
   readonly db: Kysely<Schema>;
   readonly changes: ChangeFeed;
+  readonly origin: string;
   /**
    * Lease renewal's own connection (DESIGN §11), outside the pool: a renewal never waits behind
    * requests for a connection, nor behind a transaction this process has open.
@@ -70,10 +71,11 @@ export class PostgresAdapter implements StoreAdapter {
   readonly pool: pg.Pool;
 
   constructor(
-    connections: PostgresPool & { pool: pg.Pool },
+    connections: PostgresPool & { pool: pg.Pool; origin: string },
     /** Where the database is (it carries the password, if any: never logged). */
     readonly url: string,
   ) {
+    this.origin = connections.origin;
     this.pool = connections.pool;
     this.db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: connections, onCreateConnection: this.#statements.watch }) });
     this.changes = new PostgresChangeFeed(url);
@@ -83,6 +85,7 @@ export class PostgresAdapter implements StoreAdapter {
       keepAlive: true,
       connectionTimeoutMillis: LEASE_STATEMENT_TIMEOUT_MS,
       options: `-c statement_timeout=${LEASE_STATEMENT_TIMEOUT_MS} -c lock_timeout=${LEASE_STATEMENT_TIMEOUT_MS}`,
+      application_name: applicationName(this.origin),
       types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
     });
     leasePool.on("error", () => undefined);
@@ -168,9 +171,12 @@ export class PostgresAdapter implements StoreAdapter {
  * a connection that ends while checked out (PostgreSQL restarting) fails its query instead of
  * ending the process; a connection that cannot open yet (the server restarting) is tried again.
  */
-function connectionPool(url: string): PostgresPool & { pool: pg.Pool } {
+function connectionPool(url: string): PostgresPool & { pool: pg.Pool; origin: string } {
+  const origin = newOrigin();
   const pool = new pg.Pool({
     connectionString: url,
+    // The triggers name the writer of every change by it (migrations/postgres 010).
+    application_name: applicationName(origin),
     max: POOL_SIZE,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
@@ -186,6 +192,7 @@ function connectionPool(url: string): PostgresPool & { pool: pg.Pool } {
   pool.on("connect", (client) => client.on("error", () => undefined));
   return {
     pool,
+    origin,
     connect: async () => {
       const started = Date.now();
       for (let attempt = 1; ; attempt++) {

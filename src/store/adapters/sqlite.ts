@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver } from "kysely";
 import type { StoreAdapter } from "../adapter.js";
-import { SqliteChangeFeed, type ChangeFeed } from "../change-feed.js";
+import { newOrigin, SqliteChangeFeed, type ChangeFeed } from "../change-feed.js";
 import type { Schema } from "../schema.js";
 import { isSqliteBusy } from "./busy.js";
 import { ReadCache } from "./read-cache.js";
@@ -18,6 +18,7 @@ export class SqliteAdapter implements StoreAdapter {
   readonly dialect = "sqlite";
   readonly db: Kysely<Schema>;
   readonly changes: ChangeFeed;
+  readonly origin = newOrigin();
   readonly #cache: ReadCache;
   readonly #statements = new StatementCounter();
 
