@@ -5,12 +5,11 @@
  *     and its floor: the same ratio for raw Playwright pages, 16 busy beside as many idle ones;
  * (f) actions/s on 2 browser servers ÷ on 1 local browser, and the coordinator's CPU per action.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:http";
-import { join } from "node:path";
 import { chromium, type Page } from "playwright";
 import { CHROMIUM_ARGS, findChromium } from "../src/browser/executable.js";
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
+import { startBrowserServer } from "./fleet.js";
 import { chromiumPssMb } from "./support.js";
 
 let serial = 0;
@@ -138,23 +137,9 @@ export async function idlePagesFloor(idle = Number(process.env.BENCH_PAUSED ?? 2
   }
 }
 
-function browserServer(): Promise<{ child: ChildProcess; endpoint: string }> {
-  const cli = join(import.meta.dirname, "..", "dist", "cli.js");
-  const child = spawn(process.execPath, [cli, "browser-server", "--port", "0"], { stdio: ["ignore", "pipe", "inherit"], detached: true });
-  return new Promise((resolve, reject) => {
-    let output = "";
-    child.stdout!.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      const last = output.trim().split("\n").at(-1)!;
-      if (last.startsWith("ws://")) resolve({ child, endpoint: last });
-    });
-    child.once("exit", (code) => reject(new Error(`browser-server exited ${code}`)));
-  });
-}
-
 /** The same work on one local browser and on two browser servers, alternating rounds; CPU of this (the coordinator's) process per action. */
 export async function fleetRate(rounds = 3): Promise<{ local: number; fleet: number; cpuMsPerAction: number }> {
-  const servers = await Promise.all([browserServer(), browserServer()]);
+  const servers = await Promise.all([startBrowserServer(), startBrowserServer()]);
   const local = await startLiveService({ env: SERVICE_ENV });
   const fleet = await startLiveService({ env: { ...SERVICE_ENV, BROWSER_WS_ENDPOINTS: servers.map((server) => server.endpoint).join(",") } });
   try {
@@ -175,12 +160,6 @@ export async function fleetRate(rounds = 3): Promise<{ local: number; fleet: num
   } finally {
     await fleet.close();
     await local.close();
-    for (const server of servers) {
-      try {
-        process.kill(-server.child.pid!, "SIGKILL");
-      } catch {
-        // gone
-      }
-    }
+    for (const server of servers) server.stop();
   }
 }

@@ -21,12 +21,18 @@
  *     actions/s while another process floods the listener with mails to unknown recipients ÷ with none.
  * (o) health checks of 1,000 connected accounts in one interval: CPU and memory per check; 16 accounts'
  *     actions/s while the checks run ÷ with them stopped.
+ * (s) statements per warm post and per idle second with 1, 2 and 3 coordinators, by PostgreSQL's own count
+ *     (pg_stat_statements), beside SQLite's; coordinator CPU per post on each store.
+ * (l′) actions/s with 3 coordinators ÷ 1, all on one shared browser server (BENCH_ONLY=l2).
+ * (p) the coordination ceiling: trivial actions/s with 1, 2, 3 coordinators on PostgreSQL and on SQLite.
  * BENCH_ONLY=a,e runs a subset (b′ is b2; j2 is (j) with our agent in the 2026-07-28 era).
  * BENCH_DATABASE=postgres runs (a)–(d), (g) and (m) with the service's store on a throw-away PostgreSQL.
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { coordinatorScaling } from "./coordinators.js";
 import { eventLoad } from "./event-load.js";
+import type { CeilingRun } from "./ceiling.js";
+import { fleetFigures } from "./fleet-figures.js";
 import { healthCheckFigures } from "./health-checks.js";
 import { inboxFigures } from "./inbox.js";
 import { readPath } from "./read-path.js";
@@ -245,6 +251,57 @@ async function main(): Promise<void> {
       `SQLite ${l.statements.sqlite.perPost.toFixed(1)} (idle ${l.statements.sqlite.idlePerSecond.toFixed(1)}/s); PostgreSQL ${l.statements.postgres.perPost.toFixed(1)} (idle ${l.statements.postgres.idlePerSecond.toFixed(1)}/s)`,
       "report",
     ]);
+    store = STORE_NAMES.sqlite;
+  }
+  if (ONLY.has("s") || ONLY.has("l2") || ONLY.has("p")) {
+    const fleet = await fleetFigures({ statements: ONLY.has("s"), shared: ONLY.has("l2"), ceiling: ONLY.has("p") });
+    store = "both";
+    const synced = fleet.durable ? "fsync on" : "fsync off";
+    const times = (value: number, base: number): string => `${value.toFixed(1)} (×${(value / base).toFixed(2)})`;
+    if (fleet.statements) {
+      const { postgres, sqlite, evicted } = fleet.statements;
+      const one = postgres[0]!;
+      report([
+        `(s) statements per warm post, posts one at a time through N coordinators in turn: PostgreSQL's count (pg_stat_statements, ${synced}) ×N÷1; SQLite's by its store`,
+        `PostgreSQL ${postgres.map((run) => `${run.coordinators}: ${times(run.perPost, one.perPost)}`).join(", ")}; SQLite 1: ${sqlite.perPost.toFixed(1)}; PostgreSQL 1 ÷ SQLite = ${(one.perPost / sqlite.perPost).toFixed(2)}${evicted ? `; ${evicted} pg_stat_statements entries EVICTED (counts short)` : ""}`,
+        "2 and 3 ≤ ×1.1; PostgreSQL ≤ SQLite",
+      ]);
+      report([
+        "(s) statements a second per idle coordinator (nothing asked of any; PostgreSQL's count over BENCH_IDLE_SECONDS; SQLite's by its store over 2 s)",
+        `PostgreSQL ${postgres.map((run) => `${run.coordinators}: ${run.idlePerSecondEach.toFixed(2)}`).join(", ")}; SQLite 1: ${sqlite.idlePerSecond.toFixed(2)}`,
+        "≤ 1",
+      ]);
+      report([
+        "(s) coordinator CPU (Node process, utime+stime) per warm post one at a time, summed over coordinators; wall ms per post",
+        `PostgreSQL ${postgres.map((run) => `${run.coordinators}: ${run.cpuMsPerPost.toFixed(1)} ms (${run.msPerPost.toFixed(0)} ms)`).join(", ")}; SQLite 1: ${sqlite.cpuMsPerPost.toFixed(1)} ms (${sqlite.msPerPost.toFixed(0)} ms); PostgreSQL 1 ÷ SQLite = ${(one.cpuMsPerPost / sqlite.cpuMsPerPost).toFixed(2)}`,
+        "≤ 1.1",
+      ]);
+    }
+    if (fleet.shared) {
+      const { one, three } = fleet.shared;
+      const rounds = (side: typeof one): string => side.rounds.map((rate) => rate.toFixed(2)).join(" ");
+      report([
+        `(l′) actions/s (16 accounts × 2 posts a round) with 3 coordinators ÷ 1, all on one browser server, ${one.rounds.length} alternating rounds each (PostgreSQL, ${synced})`,
+        `${three.actionsPerSecond.toFixed(2)} ÷ ${one.actionsPerSecond.toFixed(2)} = ${(three.actionsPerSecond / one.actionsPerSecond).toFixed(3)} (rounds: 1: ${rounds(one)}; 3: ${rounds(three)}); CPU per action ${one.cpuMsPerAction.toFixed(1)} → ${three.cpuMsPerAction.toFixed(1)} ms${one.resent + three.resent ? `; ${one.resent + three.resent} creates sent again after a 503` : ""}`,
+        "≥ 0.95",
+      ]);
+    }
+    if (fleet.ceiling) {
+      const line = (store: "postgres" | "sqlite", pick: (run: CeilingRun) => string): string =>
+        fleet.ceiling!.filter((run) => run.store === store).map((run) => `${run.coordinators}: ${pick(run)}`).join(", ");
+      const base = (store: "postgres" | "sqlite"): number => fleet.ceiling!.find((run) => run.store === store && run.coordinators === 1)!.actionsPerSecond;
+      const resent = fleet.ceiling.reduce((sum, run) => sum + run.resent, 0);
+      report([
+        `(p) the coordination ceiling: actions/s of a trivial browser_steps (one extract_text) on warm accounts, ${process.env.BENCH_CEILING_CLIENTS ?? 16} clients, N coordinators on one browser server`,
+        `PostgreSQL (${synced}) ${line("postgres", (run) => times(run.actionsPerSecond, base("postgres")))}; SQLite (one data dir) ${line("sqlite", (run) => times(run.actionsPerSecond, base("sqlite")))}${resent ? `; ${resent} creates sent again after a 503` : ""}`,
+        "2 and 3 ≥ ×1.0",
+      ]);
+      report([
+        "(p) coordinator CPU (Node process, utime+stime) per trivial action, summed over coordinators",
+        `PostgreSQL ${line("postgres", (run) => `${run.cpuMsPerAction.toFixed(1)} ms`)}; SQLite ${line("sqlite", (run) => `${run.cpuMsPerAction.toFixed(1)} ms`)}; PostgreSQL 1 ÷ SQLite 1 = ${(fleet.ceiling[0]!.cpuMsPerAction / fleet.ceiling.find((run) => run.store === "sqlite")!.cpuMsPerAction).toFixed(2)}`,
+        "≤ 1.1",
+      ]);
+    }
     store = STORE_NAMES.sqlite;
   }
   if (ONLY.has("e")) {
