@@ -257,7 +257,7 @@ async function main(): Promise<void> {
     const fleet = await fleetFigures({ statements: ONLY.has("s"), shared: ONLY.has("l2"), ceiling: ONLY.has("p") });
     store = "both";
     const synced = fleet.durable ? "fsync on" : "fsync off";
-    const times = (value: number, base: number): string => `${value.toFixed(1)} (×${(value / base).toFixed(2)})`;
+    const times = (value: number, base: number, digits = 1): string => `${value.toFixed(digits)} (×${(value / base).toFixed(2)})`;
     if (fleet.statements) {
       const { postgres, sqlite, evicted } = fleet.statements;
       const one = postgres[0]!;
@@ -293,7 +293,7 @@ async function main(): Promise<void> {
       const resent = fleet.ceiling.reduce((sum, run) => sum + run.resent, 0);
       report([
         `(p) the coordination ceiling: actions/s of a trivial browser_steps (one extract_text) on warm accounts, ${process.env.BENCH_CEILING_CLIENTS ?? 16} clients, N coordinators on one browser server`,
-        `PostgreSQL (${synced}) ${line("postgres", (run) => times(run.actionsPerSecond, base("postgres")))}; SQLite (one data dir) ${line("sqlite", (run) => times(run.actionsPerSecond, base("sqlite")))}${resent ? `; ${resent} creates sent again after a 503` : ""}`,
+        `PostgreSQL (${synced}) ${line("postgres", (run) => times(run.actionsPerSecond, base("postgres"), 2))}; SQLite (one data dir) ${line("sqlite", (run) => times(run.actionsPerSecond, base("sqlite"), 2))}${resent ? `; ${resent} creates sent again after a 503` : ""}`,
         "2 and 3 ≥ ×1.0",
       ]);
       report([
