@@ -117,6 +117,7 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_INTERNAL_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
   ACTION_SERVICE_DATA_DIR: z.string().min(1).default("./data"),
   ACTION_SERVICE_DATABASE_URL: optional(z.string().regex(/^postgres(ql)?:\/\/./, "must be a postgres:// URL (PostgreSQL 15 or later)")),
+  ACTION_SERVICE_DATABASE_LISTEN_URL: optional(z.string().regex(/^postgres(ql)?:\/\/./, "must be a postgres:// URL of PostgreSQL itself (not a pooler)")),
   ACTION_SERVICE_MASTER_KEY: z.preprocess(emptyAsUndefined, masterKey),
   BROWSER_EXECUTABLE_PATH: z.preprocess(emptyAsUndefined, z.string().optional()),
   BROWSER_WS_ENDPOINT: z.preprocess(emptyAsUndefined, browserEndpoints.optional()),
@@ -177,6 +178,12 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL shared by every coordinator (`ACTION_SERVICE_DATABASE_URL`); undefined: the data dir's SQLite file. */
   databaseUrl: string | undefined;
+  /**
+   * A direct connection to the same database (`ACTION_SERVICE_DATABASE_LISTEN_URL`) when
+   * `databaseUrl` goes through PgBouncer in transaction mode: `LISTEN`, lease renewal and migrations
+   * use it. Undefined: `databaseUrl` is direct and serves them all.
+   */
+  databaseListenUrl: string | undefined;
   masterKey: Buffer | undefined;
   browserExecutablePath: string | undefined;
   /** Remote browsers (`BROWSER_WS_ENDPOINTS`, or the one `BROWSER_WS_ENDPOINT`); empty: a local Chromium. */
@@ -256,7 +263,7 @@ export class ConfigError extends Error {
 }
 
 /** Variables whose value a start-up error names but never shows (it would land in logs). */
-const SECRET_VARIABLES: ReadonlySet<string> = new Set(["ACTION_SERVICE_MASTER_KEY", "ACTION_SERVICE_METRICS_TOKEN"]);
+const SECRET_VARIABLES: ReadonlySet<string> = new Set(["ACTION_SERVICE_MASTER_KEY", "ACTION_SERVICE_METRICS_TOKEN", "ACTION_SERVICE_DATABASE_URL", "ACTION_SERVICE_DATABASE_LISTEN_URL"]);
 
 export function loadConfig(environment: NodeJS.ProcessEnv): Config {
   const parsed = ConfigSchema.safeParse(environment);
@@ -273,6 +280,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     internalUrl: (env.ACTION_SERVICE_INTERNAL_URL ?? `http://${hostForUrl(env.ACTION_SERVICE_HOST)}:${env.ACTION_SERVICE_PORT}`).replace(/\/+$/, ""),
     dataDir: resolve(env.ACTION_SERVICE_DATA_DIR),
     databaseUrl: env.ACTION_SERVICE_DATABASE_URL,
+    databaseListenUrl: databaseListenUrl(env),
     masterKey: env.ACTION_SERVICE_MASTER_KEY,
     browserExecutablePath: env.BROWSER_EXECUTABLE_PATH,
     browserEndpoints: [...(env.BROWSER_WS_ENDPOINTS ?? []), ...(env.BROWSER_WS_ENDPOINT ?? [])],
@@ -322,6 +330,16 @@ function smtpConfig(env: z.infer<typeof ConfigSchema>): SmtpConfig {
   if (refusal) problems.push(`ACTION_SERVICE_SMTP_HOST=${JSON.stringify(env.ACTION_SERVICE_SMTP_HOST)}: ${refusal}`);
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((line) => `  ${line}`).join("\n")}`);
   return { port: env.ACTION_SERVICE_SMTP_PORT, host: env.ACTION_SERVICE_SMTP_HOST, tls, allowPlaintext };
+}
+
+/** The direct URL for `LISTEN` when it differs from `ACTION_SERVICE_DATABASE_URL`; given alone, a ConfigError. */
+function databaseListenUrl(env: z.infer<typeof ConfigSchema>): string | undefined {
+  const listen = env.ACTION_SERVICE_DATABASE_LISTEN_URL;
+  if (listen === undefined) return undefined;
+  if (env.ACTION_SERVICE_DATABASE_URL === undefined) {
+    throw new ConfigError("Invalid configuration:\n  ACTION_SERVICE_DATABASE_LISTEN_URL: is only used with ACTION_SERVICE_DATABASE_URL (the direct connection beside a pooler's); set both or neither");
+  }
+  return listen === env.ACTION_SERVICE_DATABASE_URL ? undefined : listen;
 }
 
 function x402Config(env: z.infer<typeof ConfigSchema>): X402Config {
