@@ -189,7 +189,14 @@ export interface Config {
   /** Remote browsers (`BROWSER_WS_ENDPOINTS`, or the one `BROWSER_WS_ENDPOINT`); empty: a local Chromium. */
   browserEndpoints: EndpointSpec[];
   sandboxPort: number;
+  /** Where the sandbox platform is reached (`SANDBOX_URL`, default `http://127.0.0.1:SANDBOX_PORT`). */
   sandboxUrl: string;
+  /**
+   * `SANDBOX_URL` was set: a sandbox run here (`serve --sandbox`, `sandbox`) is reached there too —
+   * the driver's pages and the sign-in links it mails use it (a remote browser fleet, DESIGN §9,
+   * reaches the sandbox by that address, not by the 127.0.0.1 it listens on).
+   */
+  sandboxUrlGiven: boolean;
   /** Where the sandbox mails its codes and sign-in links (`SANDBOX_SMTP_URL`, `smtp://host:port`); undefined: only its outbox has them. */
   sandboxSmtpUrl: string | undefined;
   /** What the sandbox DKIM-signs its mails with: the PEM key's path (`SANDBOX_DKIM_KEY`; undefined: unsigned, or a fresh key when the service runs the sandbox) and the selector (`SANDBOX_DKIM_SELECTOR`). */
@@ -286,6 +293,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     browserEndpoints: [...(env.BROWSER_WS_ENDPOINTS ?? []), ...(env.BROWSER_WS_ENDPOINT ?? [])],
     sandboxPort: env.SANDBOX_PORT,
     sandboxUrl: (env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`).replace(/\/+$/, ""),
+    sandboxUrlGiven: env.SANDBOX_URL !== undefined,
     sandboxSmtpUrl: env.SANDBOX_SMTP_URL,
     sandboxDkim: { keyPath: env.SANDBOX_DKIM_KEY === undefined ? undefined : resolve(env.SANDBOX_DKIM_KEY), selector: env.SANDBOX_DKIM_SELECTOR },
     platforms: env.ACTION_SERVICE_PLATFORMS ?? {},
