@@ -101,6 +101,14 @@ describe("a store through PgBouncer in transaction mode", () => {
     }
   });
 
+  it("without ACTION_SERVICE_DATABASE_LISTEN_URL, stops at once saying what to set (PgBouncer refuses the session limits asked for when a connection opens)", { timeout: 30_000 }, async () => {
+    const url = await freshDatabase(templateDatabaseUrl());
+    const started = Date.now();
+    await expect(PostgresAdapter.open(bouncer.url(url))).rejects.toThrow(/leads to a connection pooler .* Set ACTION_SERVICE_DATABASE_LISTEN_URL to a direct connection/);
+    // Not taken for PostgreSQL restarting (tried again for 30 s).
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it("names the writer of each change: PgBouncer gives every client its own application_name, whichever server session it runs on", { timeout: 60_000 }, async () => {
     const { adapter: first, url } = await throughPgbouncer();
     const second = await PostgresAdapter.open(bouncer.url(url), { listenUrl: url });
