@@ -150,6 +150,7 @@ async function main(argv: string[]): Promise<void> {
       const { keyPath, selector } = settings.sandboxDkim;
       const sandbox = await startSandbox({
         port: settings.sandboxPort,
+        reachedAt: settings.sandboxUrlGiven ? settings.sandboxUrl : undefined,
         smtpUrl: settings.sandboxSmtpUrl,
         dkim: keyPath ? readDkimKey(keyPath, selector) : undefined,
         onDeliveryFailure: (error, channel) => console.error(`sandbox: a sign-in ${channel === "email" ? "mail" : "text"} was not delivered: ${error instanceof Error ? error.message : String(error)}`),

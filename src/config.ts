@@ -117,6 +117,7 @@ export const ConfigSchema = z.object({
   ACTION_SERVICE_INTERNAL_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
   ACTION_SERVICE_DATA_DIR: z.string().min(1).default("./data"),
   ACTION_SERVICE_DATABASE_URL: optional(z.string().regex(/^postgres(ql)?:\/\/./, "must be a postgres:// URL (PostgreSQL 15 or later)")),
+  ACTION_SERVICE_DATABASE_LISTEN_URL: optional(z.string().regex(/^postgres(ql)?:\/\/./, "must be a postgres:// URL of PostgreSQL itself (not a pooler)")),
   ACTION_SERVICE_MASTER_KEY: z.preprocess(emptyAsUndefined, masterKey),
   BROWSER_EXECUTABLE_PATH: z.preprocess(emptyAsUndefined, z.string().optional()),
   BROWSER_WS_ENDPOINT: z.preprocess(emptyAsUndefined, browserEndpoints.optional()),
@@ -177,12 +178,25 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL shared by every coordinator (`ACTION_SERVICE_DATABASE_URL`); undefined: the data dir's SQLite file. */
   databaseUrl: string | undefined;
+  /**
+   * A direct connection to the same database (`ACTION_SERVICE_DATABASE_LISTEN_URL`) when
+   * `databaseUrl` goes through PgBouncer in transaction mode: `LISTEN`, lease renewal and migrations
+   * use it. Undefined: `databaseUrl` is direct and serves them all.
+   */
+  databaseListenUrl: string | undefined;
   masterKey: Buffer | undefined;
   browserExecutablePath: string | undefined;
   /** Remote browsers (`BROWSER_WS_ENDPOINTS`, or the one `BROWSER_WS_ENDPOINT`); empty: a local Chromium. */
   browserEndpoints: EndpointSpec[];
   sandboxPort: number;
+  /** Where the sandbox platform is reached (`SANDBOX_URL`, default `http://127.0.0.1:SANDBOX_PORT`). */
   sandboxUrl: string;
+  /**
+   * `SANDBOX_URL` was set: a sandbox run here (`serve --sandbox`, `sandbox`) is reached there too —
+   * the driver's pages and the sign-in links it mails use it (a remote browser fleet, DESIGN §9,
+   * reaches the sandbox by that address, not by the 127.0.0.1 it listens on).
+   */
+  sandboxUrlGiven: boolean;
   /** Where the sandbox mails its codes and sign-in links (`SANDBOX_SMTP_URL`, `smtp://host:port`); undefined: only its outbox has them. */
   sandboxSmtpUrl: string | undefined;
   /** What the sandbox DKIM-signs its mails with: the PEM key's path (`SANDBOX_DKIM_KEY`; undefined: unsigned, or a fresh key when the service runs the sandbox) and the selector (`SANDBOX_DKIM_SELECTOR`). */
@@ -256,7 +270,7 @@ export class ConfigError extends Error {
 }
 
 /** Variables whose value a start-up error names but never shows (it would land in logs). */
-const SECRET_VARIABLES: ReadonlySet<string> = new Set(["ACTION_SERVICE_MASTER_KEY", "ACTION_SERVICE_METRICS_TOKEN"]);
+const SECRET_VARIABLES: ReadonlySet<string> = new Set(["ACTION_SERVICE_MASTER_KEY", "ACTION_SERVICE_METRICS_TOKEN", "ACTION_SERVICE_DATABASE_URL", "ACTION_SERVICE_DATABASE_LISTEN_URL"]);
 
 export function loadConfig(environment: NodeJS.ProcessEnv): Config {
   const parsed = ConfigSchema.safeParse(environment);
@@ -273,11 +287,13 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     internalUrl: (env.ACTION_SERVICE_INTERNAL_URL ?? `http://${hostForUrl(env.ACTION_SERVICE_HOST)}:${env.ACTION_SERVICE_PORT}`).replace(/\/+$/, ""),
     dataDir: resolve(env.ACTION_SERVICE_DATA_DIR),
     databaseUrl: env.ACTION_SERVICE_DATABASE_URL,
+    databaseListenUrl: databaseListenUrl(env),
     masterKey: env.ACTION_SERVICE_MASTER_KEY,
     browserExecutablePath: env.BROWSER_EXECUTABLE_PATH,
     browserEndpoints: [...(env.BROWSER_WS_ENDPOINTS ?? []), ...(env.BROWSER_WS_ENDPOINT ?? [])],
     sandboxPort: env.SANDBOX_PORT,
     sandboxUrl: (env.SANDBOX_URL ?? `http://127.0.0.1:${env.SANDBOX_PORT}`).replace(/\/+$/, ""),
+    sandboxUrlGiven: env.SANDBOX_URL !== undefined,
     sandboxSmtpUrl: env.SANDBOX_SMTP_URL,
     sandboxDkim: { keyPath: env.SANDBOX_DKIM_KEY === undefined ? undefined : resolve(env.SANDBOX_DKIM_KEY), selector: env.SANDBOX_DKIM_SELECTOR },
     platforms: env.ACTION_SERVICE_PLATFORMS ?? {},
@@ -322,6 +338,16 @@ function smtpConfig(env: z.infer<typeof ConfigSchema>): SmtpConfig {
   if (refusal) problems.push(`ACTION_SERVICE_SMTP_HOST=${JSON.stringify(env.ACTION_SERVICE_SMTP_HOST)}: ${refusal}`);
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n${problems.map((line) => `  ${line}`).join("\n")}`);
   return { port: env.ACTION_SERVICE_SMTP_PORT, host: env.ACTION_SERVICE_SMTP_HOST, tls, allowPlaintext };
+}
+
+/** The direct URL for `LISTEN` when it differs from `ACTION_SERVICE_DATABASE_URL`; given alone, a ConfigError. */
+function databaseListenUrl(env: z.infer<typeof ConfigSchema>): string | undefined {
+  const listen = env.ACTION_SERVICE_DATABASE_LISTEN_URL;
+  if (listen === undefined) return undefined;
+  if (env.ACTION_SERVICE_DATABASE_URL === undefined) {
+    throw new ConfigError("Invalid configuration:\n  ACTION_SERVICE_DATABASE_LISTEN_URL: is only used with ACTION_SERVICE_DATABASE_URL (the direct connection beside a pooler's); set both or neither");
+  }
+  return listen === env.ACTION_SERVICE_DATABASE_URL ? undefined : listen;
 }
 
 function x402Config(env: z.infer<typeof ConfigSchema>): X402Config {

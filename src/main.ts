@@ -49,7 +49,7 @@ export interface ServiceParts {
 
 /** Where the store lives: PostgreSQL when `ACTION_SERVICE_DATABASE_URL` is set, else the data dir's SQLite file. */
 export function storeLocation(config: Config): StoreLocation {
-  return config.databaseUrl ? { databaseUrl: config.databaseUrl } : { sqliteFile: join(config.dataDir, "action-service.db") };
+  return config.databaseUrl ? { databaseUrl: config.databaseUrl, listenUrl: config.databaseListenUrl } : { sqliteFile: join(config.dataDir, "action-service.db") };
 }
 
 /**

@@ -67,6 +67,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
   const sandbox = options.sandbox
     ? await startSandbox({
       port: config.sandboxPort,
+      reachedAt: config.sandboxUrlGiven ? config.sandboxUrl : undefined,
       smtpUrl: config.sandboxSmtpUrl,
       dkim: sandboxKey,
       onDeliveryFailure: (error, channel) => options.logger.warn({ err: error, channel }, "the sandbox could not deliver a sign-in message"),

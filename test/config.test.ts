@@ -36,6 +36,26 @@ describe("configuration", () => {
     expect(config.publicUrl).toBe("https://actions.example.com");
   });
 
+  it("reads ACTION_SERVICE_DATABASE_LISTEN_URL beside ACTION_SERVICE_DATABASE_URL (the same URL: none); alone or malformed, a clear error that never shows a password", () => {
+    const database = "postgres://svc:secret@pgbouncer:6432/actions";
+    expect(loadConfig({ ACTION_SERVICE_DATABASE_URL: database }).databaseListenUrl).toBe(undefined);
+    expect(loadConfig({ ACTION_SERVICE_DATABASE_URL: database, ACTION_SERVICE_DATABASE_LISTEN_URL: database }).databaseListenUrl).toBe(undefined);
+    expect(loadConfig({ ACTION_SERVICE_DATABASE_URL: database, ACTION_SERVICE_DATABASE_LISTEN_URL: "postgres://svc:secret@db:5432/actions" }).databaseListenUrl).toBe("postgres://svc:secret@db:5432/actions");
+    expect(() => loadConfig({ ACTION_SERVICE_DATABASE_LISTEN_URL: "postgres://svc:secret@db:5432/actions" })).toThrow(/ACTION_SERVICE_DATABASE_LISTEN_URL: is only used with ACTION_SERVICE_DATABASE_URL/);
+    for (const name of ["ACTION_SERVICE_DATABASE_URL", "ACTION_SERVICE_DATABASE_LISTEN_URL"]) {
+      const error = (() => {
+        try {
+          loadConfig({ ACTION_SERVICE_DATABASE_URL: database, [name]: "mysql://svc:secret@db/actions" });
+        } catch (caught) {
+          return caught as Error;
+        }
+      })();
+      expect(error, name).toBeInstanceOf(ConfigError);
+      expect(error!.message).toContain(`${name}=(hidden)`);
+      expect(error!.message).not.toContain("secret");
+    }
+  });
+
   it("reads SANDBOX_SMTP_URL as an smtp:// address; anything else is a clear error", () => {
     expect(loadConfig({}).sandboxSmtpUrl).toBe(undefined);
     expect(loadConfig({ SANDBOX_SMTP_URL: "smtp://127.0.0.1:2525" }).sandboxSmtpUrl).toBe("smtp://127.0.0.1:2525");

@@ -3,8 +3,10 @@
  * `npm run test:postgres [-- vitest args]`: the store's suites again, on PostgreSQL
  * (vitest.postgres.config.mts), on a throw-away cluster with a migrated template database
  * (scripts/postgres/vitest-on-cluster.mjs): each store a test opens is a fresh copy of it
- * (test/helpers/database.ts).
+ * (test/helpers/database.ts). Debian's `pgbouncer` is installed when missing (as the server is).
  */
+import { installPgbouncer } from "./pgbouncer.mjs";
 import { runVitestOnCluster } from "./vitest-on-cluster.mjs";
 
-await runVitestOnCluster({ name: "postgres", config: "vitest.postgres.config.mts" });
+// test/postgres/pgbouncer.test.ts runs coordinators through Debian's PgBouncer.
+await runVitestOnCluster({ name: "postgres", config: "vitest.postgres.config.mts", prepare: installPgbouncer });

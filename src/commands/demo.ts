@@ -23,7 +23,7 @@ export async function runDemo(config: Config): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), "action-service-demo-"));
   const devnet = await startDevnet();
   const x402 = loadConfig({ ...process.env, ...devnet.env }).x402;
-  const settings: Config = { ...config, dataDir, masterKey: undefined, port: 0, sandboxPort: 0, host: "127.0.0.1", x402 };
+  const settings: Config = { ...config, dataDir, masterKey: undefined, port: 0, sandboxPort: 0, sandboxUrlGiven: false, host: "127.0.0.1", x402 };
   const server = await startServer(settings, { logger: createLogger("error"), sandbox: true, runnerKind: "demo" });
   const say = (line: string): void => console.log(line);
   let ok = true;

@@ -15,6 +15,11 @@ export interface SandboxOptions {
   port?: number;
   /** Interface to listen on; default 127.0.0.1. */
   host?: string;
+  /**
+   * Where others reach it when that is not where it listens (`SANDBOX_URL`: a proxy, another
+   * name): the sign-in links it mails name this origin, and `url` is this. Default: its own address.
+   */
+  reachedAt?: string | undefined;
   /** Injected clock; default real time. */
   clock?: () => Date;
   /** `smtp://host:port` (`SANDBOX_SMTP_URL`): also mail codes and sign-in links to users' e-mail. */
@@ -27,7 +32,7 @@ export interface SandboxOptions {
 
 /** A sandbox listening on its own origin. */
 export interface RunningSandbox {
-  /** e.g. http://127.0.0.1:8788 (no trailing slash) */
+  /** Where it is reached, e.g. http://127.0.0.1:8788 (no trailing slash): `reachedAt` if given. */
   url: string;
   port: number;
   close(): Promise<void>;
@@ -57,9 +62,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const port = (server.address() as AddressInfo).port;
   const everywhere = host === "0.0.0.0" || host === "::";
   const urlHost = everywhere ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
-  const url = `http://${urlHost}:${port}`;
+  const url = options.reachedAt ?? `http://${urlHost}:${port}`;
   made.app = createSandboxApp({
-    ...(everywhere ? {} : { origin: url }),
+    ...(everywhere && options.reachedAt === undefined ? {} : { origin: url }),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.smtpUrl !== undefined ? { smtpUrl: options.smtpUrl } : {}),
     ...(options.dkim ? { dkim: options.dkim } : {}),

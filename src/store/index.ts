@@ -31,12 +31,16 @@ export type { Dialect, StoreAdapter } from "./adapter.js";
 export { SqliteAdapter } from "./adapters/sqlite.js";
 export { PostgresAdapter, migratePostgres } from "./adapters/postgres.js";
 
-/** Where the store lives: the data dir's SQLite file, or a PostgreSQL database (`ACTION_SERVICE_DATABASE_URL`). */
-export type StoreLocation = { sqliteFile: string } | { databaseUrl: string };
+/**
+ * Where the store lives: the data dir's SQLite file, or a PostgreSQL database
+ * (`ACTION_SERVICE_DATABASE_URL`; `listenUrl`, `ACTION_SERVICE_DATABASE_LISTEN_URL`: a direct
+ * connection to it when `databaseUrl` goes through a pooler).
+ */
+export type StoreLocation = { sqliteFile: string } | { databaseUrl: string; listenUrl?: string | undefined };
 
 /** Opens the database (applying pending migrations) and the store over it. */
 export async function openStore(location: StoreLocation, sealer: Sealer): Promise<Store> {
-  const adapter = "databaseUrl" in location ? await PostgresAdapter.open(location.databaseUrl) : SqliteAdapter.open(location.sqliteFile);
+  const adapter = "databaseUrl" in location ? await PostgresAdapter.open(location.databaseUrl, { listenUrl: location.listenUrl }) : SqliteAdapter.open(location.sqliteFile);
   return new Store(adapter, sealer);
 }
 export { Sealer, loadMasterKey, randomToken, sha256 } from "./crypto.js";

@@ -57,9 +57,9 @@ export interface ServeProcess {
 export const START_DEADLINE_MS = 90_000;
 
 /** Starts `action-service serve` on a data dir and waits until `/healthz` answers. */
-export async function startServe(options: { dataDir: string; sandboxUrl: string; env?: Record<string, string> }): Promise<ServeProcess> {
+export async function startServe(options: { dataDir: string; sandboxUrl: string; env?: Record<string, string>; args?: string[] }): Promise<ServeProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [CLI, "serve"], {
+  const child = spawn(process.execPath, [CLI, "serve", ...(options.args ?? [])], {
     env: {
       ...process.env,
       ACTION_SERVICE_DATA_DIR: options.dataDir,

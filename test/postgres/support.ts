@@ -22,7 +22,7 @@ export interface Database {
  * For one test file: a sandbox in its own process (started before the tests), coordinators on
  * fresh databases, and everything killed and removed after them (a stopped one let go first).
  */
-export function coordinatorsOnPostgres(name: string): { readonly sandbox: CliProcess; database(env?: Record<string, string>): Promise<Database> } {
+export function coordinatorsOnPostgres(name: string): { readonly sandbox: CliProcess; database(env?: Record<string, string> | ((url: string) => Record<string, string>)): Promise<Database> } {
   let dir: string;
   let sandbox: CliProcess | undefined;
   const running: CliProcess[] = [];
@@ -45,7 +45,8 @@ export function coordinatorsOnPostgres(name: string): { readonly sandbox: CliPro
     },
     async database(env = {}) {
       const url = await freshDatabase(templateDatabaseUrl());
-      const shared = { ACTION_SERVICE_DATABASE_URL: url, ACTION_SERVICE_MASTER_KEY: randomBytes(32).toString("hex"), ...env };
+      // `env` may be made from the database's URL (e.g. to reach it through PgBouncer).
+      const shared = { ACTION_SERVICE_DATABASE_URL: url, ACTION_SERVICE_MASTER_KEY: randomBytes(32).toString("hex"), ...(typeof env === "function" ? env(url) : env) };
       return {
         url,
         async start(n, own = {}) {

@@ -26,7 +26,8 @@ export type MigrationLog = (message: string) => void;
 /**
  * Applies numbered `NNN_name.sql` files in order, each in its own transaction, under an advisory
  * lock: coordinators started together apply each migration once. A database migrated by a newer
- * release is refused before anything is applied.
+ * release is refused before anything is applied. The lock is the session's: `db` must reach
+ * PostgreSQL directly, never through a transaction pooler (PostgresAdapter.open uses `listenUrl`).
  */
 export async function migratePostgres(db: Kysely<Schema>, options: { dir?: string; log?: MigrationLog } = {}): Promise<string[]> {
   const { dir = MIGRATIONS_DIR, log = (message) => console.warn(message) } = options;

@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, type PostgresPool } from "kysely";
+import { Kysely, PostgresDialect, sql, type PostgresPool } from "kysely";
 import pg from "pg";
 import type { StoreAdapter, TransactionOptions } from "../adapter.js";
 import { applicationName, KEEP_ALIVE_AFTER_MS, newOrigin, PostgresChangeFeed, type ChangeFeed } from "../change-feed.js";
@@ -30,6 +30,12 @@ const MAX_RETRY_MS = 200;
  *   a second; migrations set their own.
  */
 export const SESSION_TIMEOUTS = { idle_in_transaction_session_timeout: 5_000, lock_timeout: 3_000, statement_timeout: 30_000 } as const;
+/**
+ * The same limits set by a transaction for itself (`SET LOCAL`), in one statement: through
+ * PgBouncer in transaction mode a session is shared and takes no settings when it opens (PgBouncer
+ * refuses them), so each transaction, whichever server session it is given, carries its own.
+ */
+const TRANSACTION_TIMEOUTS = sql.raw(`SELECT ${Object.entries(SESSION_TIMEOUTS).map(([name, ms]) => `set_config('${name}', '${ms}', true)`).join(", ")}`);
 /** Opening a connection (TCP, TLS, authentication) may take this long. */
 const CONNECT_TIMEOUT_MS = 5_000;
 /**
@@ -69,43 +75,49 @@ export class PostgresAdapter implements StoreAdapter {
   readonly #statements = new StatementCounter();
 
   readonly pool: pg.Pool;
+  /**
+   * `url` goes through a pooler in transaction mode (PgBouncer) and `listenUrl` is PostgreSQL
+   * itself: the pool's sessions take no settings, each transaction sets its limits.
+   */
+  readonly pooled: boolean;
 
   constructor(
     connections: PostgresPool & { pool: pg.Pool; origin: string },
     /** Where the database is (it carries the password, if any: never logged). */
     readonly url: string,
+    /**
+     * A direct connection to the same database (`ACTION_SERVICE_DATABASE_LISTEN_URL`, default
+     * `url`): what needs a session of its own — `LISTEN`, lease renewal, the migrations' advisory
+     * lock — never goes through a pooler. Never logged either.
+     */
+    readonly listenUrl: string = url,
   ) {
     this.origin = connections.origin;
     this.pool = connections.pool;
+    this.pooled = listenUrl !== url;
     this.db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: connections, onCreateConnection: this.#statements.watch }) });
-    this.changes = new PostgresChangeFeed(url);
-    const leasePool = new pg.Pool({
-      connectionString: url,
-      max: 1,
-      keepAlive: true,
-      connectionTimeoutMillis: LEASE_STATEMENT_TIMEOUT_MS,
-      options: `-c statement_timeout=${LEASE_STATEMENT_TIMEOUT_MS} -c lock_timeout=${LEASE_STATEMENT_TIMEOUT_MS}`,
-      application_name: applicationName(this.origin),
-      types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
-    });
-    leasePool.on("error", () => undefined);
-    // As for the pool's connections (connectionPool): a renewal under way when PostgreSQL restarts
-    // fails, and must not end the process.
-    leasePool.on("connect", (client) => client.on("error", () => undefined));
+    this.changes = new PostgresChangeFeed(listenUrl);
+    // Direct: a renewal never queues in a pooler behind requests, and keeps its own limits.
+    const leasePool = directPool(listenUrl, this.origin, { statement_timeout: LEASE_STATEMENT_TIMEOUT_MS, lock_timeout: LEASE_STATEMENT_TIMEOUT_MS }, LEASE_STATEMENT_TIMEOUT_MS);
     this.leaseDb = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: leasePool }) });
   }
 
   /**
    * Connects (nothing is asked of the server until the first query), refuses a database migrated
-   * by a newer action-service, and applies pending migrations.
+   * by a newer action-service, and applies pending migrations (over `listenUrl`: the migrations'
+   * advisory lock is a session's, which a pooler in transaction mode does not keep).
    */
-  static async open(url: string, options: { log?: MigrationLog } = {}): Promise<PostgresAdapter> {
-    const adapter = new PostgresAdapter(connectionPool(url), url);
+  static async open(url: string, options: { listenUrl?: string | undefined; log?: MigrationLog } = {}): Promise<PostgresAdapter> {
+    const listenUrl = options.listenUrl ?? url;
+    const adapter = new PostgresAdapter(connectionPool(url, { pooled: listenUrl !== url }), url, listenUrl);
+    const migrations = adapter.pooled ? new Kysely<Schema>({ dialect: new PostgresDialect({ pool: directPool(listenUrl, adapter.origin, SESSION_TIMEOUTS, CONNECT_TIMEOUT_MS) }) }) : adapter.db;
     try {
-      await migratePostgres(adapter.db, { log: options.log });
+      await migratePostgres(migrations, { log: options.log });
     } catch (error) {
       await adapter.close();
       throw error;
+    } finally {
+      if (migrations !== adapter.db) await migrations.destroy();
     }
     return adapter;
   }
@@ -124,6 +136,7 @@ export class PostgresAdapter implements StoreAdapter {
           .transaction()
           .setIsolationLevel(options.locksRows ? "read committed" : "serializable")
           .execute(async (trx) => {
+            if (this.pooled) await TRANSACTION_TIMEOUTS.execute(trx);
             const result = await work(trx);
             committing = true;
             return result;
@@ -171,17 +184,19 @@ export class PostgresAdapter implements StoreAdapter {
  * a connection that ends while checked out (PostgreSQL restarting) fails its query instead of
  * ending the process; a connection that cannot open yet (the server restarting) is tried again.
  */
-function connectionPool(url: string): PostgresPool & { pool: pg.Pool; origin: string } {
+function connectionPool(url: string, { pooled }: { pooled: boolean }): PostgresPool & { pool: pg.Pool; origin: string } {
   const origin = newOrigin();
   const pool = new pg.Pool({
     connectionString: url,
-    // The triggers name the writer of every change by it (migrations/postgres 010).
+    // The triggers name the writer of every change by it (migrations/postgres 010). PgBouncer
+    // keeps it per client and sets it on whichever server session runs the client's transaction.
     application_name: applicationName(origin),
     max: POOL_SIZE,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEP_ALIVE_AFTER_MS,
-    ...SESSION_TIMEOUTS,
+    // Through a pooler, each transaction sets them instead (TRANSACTION_TIMEOUTS).
+    ...(pooled ? {} : SESSION_TIMEOUTS),
     types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
   });
   // An idle connection the server dropped: the pool replaces it.
@@ -199,6 +214,8 @@ function connectionPool(url: string): PostgresPool & { pool: pg.Pool; origin: st
         try {
           return await pool.connect();
         } catch (error) {
+          // Not a server restarting (PgBouncer ends the connection with 08P01): trying again cannot help.
+          if (isPoolerRefusal(error)) throw poolerWithoutListenUrl(error);
           // Nothing was sent on a connection that never opened: trying again is always safe.
           if (!isConnectionLost(error) || Date.now() - started >= UNREACHABLE_RETRY_MS) throw isConnectionLost(error) ? new DatabaseUnreachableError(error) : error;
           await pause(Math.min(MAX_RECONNECT_MS, FIRST_RECONNECT_MS * 2 ** (attempt - 1)));
@@ -207,6 +224,36 @@ function connectionPool(url: string): PostgresPool & { pool: pg.Pool; origin: st
     },
     end: () => pool.end(),
   };
+}
+
+/** One session on PostgreSQL itself (never a pooler), with `settings` sent when it opens: lease renewal, migrations. */
+function directPool(url: string, origin: string, settings: Partial<Record<keyof typeof SESSION_TIMEOUTS, number>>, connectTimeoutMs: number): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 1,
+    keepAlive: true,
+    connectionTimeoutMillis: connectTimeoutMs,
+    options: Object.entries(settings).map(([name, ms]) => `-c ${name}=${ms}`).join(" "),
+    application_name: applicationName(origin),
+    types: { getTypeParser: typeParser as typeof pg.types.getTypeParser },
+  });
+  pool.on("error", () => undefined);
+  // As for the pool's connections (connectionPool): a statement under way when PostgreSQL restarts
+  // fails, and must not end the process.
+  pool.on("connect", (client) => client.on("error", () => undefined));
+  return pool;
+}
+
+/** PgBouncer's answer to a session that asks for settings when it opens ("unsupported startup parameter"). */
+function isPoolerRefusal(error: unknown): boolean {
+  return error instanceof Error && "code" in error && error.code === "08P01" && /unsupported startup parameter/i.test(error.message);
+}
+
+function poolerWithoutListenUrl(error: unknown): Error {
+  return new Error(
+    "ACTION_SERVICE_DATABASE_URL leads to a connection pooler (it refused the session limits asked for when a connection opens). Set ACTION_SERVICE_DATABASE_LISTEN_URL to a direct connection to PostgreSQL: LISTEN, lease renewal and migrations use it, and each transaction through the pooler then sets its own limits (docs/fleet.md).",
+    { cause: error },
+  );
 }
 
 /** Waits between half and all of `ms` (jitter: retries of many sessions do not come back together). */
