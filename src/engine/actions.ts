@@ -62,9 +62,16 @@ export async function authorizeCreate(core: EngineCore, principal: Principal, in
   return { account, params: validateParams(input, core.platforms.find((platform) => platform.name === account.platform)) };
 }
 
+/**
+ * How a create's transaction runs: every write it makes is an insert or the ledger's conditional
+ * hold, so on PostgreSQL it needs READ COMMITTED, not SERIALIZABLE, and concurrent creates in one
+ * workspace wait on the balance row's lock instead of aborting and running again.
+ */
+export const CREATE = { locksRows: true } as const;
+
 /** Creates an action in one transaction, then starts it (see `insertAction`). */
 export async function createAction(core: EngineCore, principal: Principal, input: CreateAction): Promise<ActionRecord> {
-  const action = await core.store.transaction(() => insertAction(core, principal, input));
+  const action = await core.store.transaction(() => insertAction(core, principal, input), CREATE);
   announceCreated(core);
   return action;
 }
@@ -80,12 +87,8 @@ export async function insertAction(core: EngineCore, principal: Principal, input
   const id = newId("act");
   const now = lifecycle.now();
   const price = ACTION_PRICES[input.type];
-  const balance = await store.ledger.balance(principal.workspaceId);
-  const failure = !platform?.actions.includes(input.type)
-    ? new ActionFailure("unsupported", `The ${account.platform} platform has no ${input.type} action.`)
-    : balance < price
-      ? new ActionFailure("insufficient_credits", `This action costs ${price} credits; the balance is ${balance}. Top up with x402: POST /v1/credits/top-ups, or the MCP tool top_up_credits.`)
-      : undefined;
+  const unsupported = !platform?.actions.includes(input.type);
+  const failure = unsupported ? new ActionFailure("unsupported", `The ${account.platform} platform has no ${input.type} action.`) : undefined;
   await store.actions.insert({
     id,
     workspace_id: principal.workspaceId,
@@ -107,7 +110,14 @@ export async function insertAction(core: EngineCore, principal: Principal, input
     updated_at: now,
     finished_at: failure ? now : undefined,
   });
-  if (!failure) await store.ledger.append({ workspace_id: principal.workspaceId, kind: "hold", amount: -price, action_id: id, created_at: now });
+  // The price is held by one conditional statement (the ledger refuses a balance below zero), not
+  // judged from a balance read earlier: concurrent creates in one workspace wait for each other's
+  // hold instead of aborting (decisions: "The balance row").
+  if (!failure && !(await store.ledger.append({ workspace_id: principal.workspaceId, kind: "hold", amount: -price, action_id: id, created_at: now }))) {
+    const balance = await store.ledger.balance(principal.workspaceId);
+    const short = new ActionFailure("insufficient_credits", `This action costs ${price} credits; the balance is ${balance}. Top up with x402: POST /v1/credits/top-ups, or the MCP tool top_up_credits.`);
+    await store.actions.update(id, { status: "failed", error_code: short.code, error_message: short.message, held: false, finished_at: now }, now);
+  }
   await recordActionEvent(store, id, now);
   const created = (await store.actions.get(id))!;
   core.lifecycle.announce(created);

@@ -131,11 +131,12 @@ export async function createActionOnce(
   if (existing) return { action: await visibleAction(store, principal, existing), replayed: true };
   let created: ActionRecord;
   try {
+    // As any create (actions.CREATE): the key's attachment is one conditional update, fenced on its claim.
     created = await store.transaction(async () => {
       const action = await actions.insertAction(core, principal, input);
       if (!(await store.idempotency.attachAction(workspaceId, key, action.id, claim))) throw new LostClaim();
       return action;
-    });
+    }, actions.CREATE);
   } catch (error) {
     if (error instanceof LostClaim) return afterLostClaim(core, principal, key, hash);
     // Nothing was created: the key is free again (once the database lets us say so), if still ours.

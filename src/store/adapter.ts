@@ -32,10 +32,14 @@ export interface StoreAdapter {
   isDuplicate(error: unknown): boolean;
   /**
    * Kept reads (the key of every request, an ended action polled by its client): `load()`'s value,
-   * kept until the database may have changed. Only where the adapter can tell cheaply that nothing
-   * changed; otherwise every call loads.
+   * kept until it may have changed. SQLite keeps every value until the database changes (any
+   * commit). PostgreSQL keeps a value only when `droppedBy` names the change-feed subject whose
+   * change drops it (`key:<id>`, `action:<id>`), and never inside a transaction (`inTransaction`:
+   * its reads see its own uncommitted writes, and must be its snapshot's).
    */
-  cached<T extends object>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined>;
+  cached<T extends object>(key: string, load: () => Promise<T | undefined>, keep: KeptRead<T>): Promise<T | undefined>;
+  /** This store changed `subject` (`key:<id>`): a kept value it drops goes now, before the feed says so. */
+  forget(subject: string): void;
   /**
    * Statements sent through `db` since the adapter opened, BEGIN and COMMIT included (on
    * PostgreSQL, round trips to the server): for benchmarks, e.g. statements per action.
@@ -51,4 +55,12 @@ export interface TransactionOptions {
    * coordinator claimed something else at the same moment.
    */
   locksRows?: boolean;
+}
+
+/** How a kept read may be kept (`StoreAdapter.cached`). */
+export interface KeptRead<T> {
+  /** The subject whose change drops the value, or undefined when it changes without one (PostgreSQL then does not keep it). */
+  droppedBy: (value: T) => string | undefined;
+  /** Whether the read is made inside a transaction. */
+  inTransaction: boolean;
 }

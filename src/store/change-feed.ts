@@ -159,6 +159,8 @@ export class PostgresChangeFeed extends Listeners implements ChangeFeed {
   #listening = false;
   #pinging = false;
   #lastCall = 0;
+  /** `performance.now()` when the newest answered ping was sent; none since the connection opened: never. */
+  #heardUpTo = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly url: string,
@@ -170,6 +172,24 @@ export class PostgresChangeFeed extends Listeners implements ChangeFeed {
   protected override call(change?: Change): void {
     this.#lastCall = Date.now();
     super.call(change);
+  }
+
+  /**
+   * Up to when (`performance.now()`) every change committed has been heard: when the newest ping
+   * answered on the LISTEN connection was sent — PostgreSQL sends a listening session the
+   * notifications it received before its answer, so those committed before the ping were heard
+   * first. Minus infinity while the feed is not listening (its connection down, reopening, or never
+   * answered): it may have missed anything. What a follower kept longer than it can vouch for (a key
+   * that may have been revoked) is let go or read again: a notification it missed was for it.
+   * `confirm()` asks for a newer answer.
+   */
+  get heardUpTo(): number {
+    return this.#listening ? this.#heardUpTo : Number.NEGATIVE_INFINITY;
+  }
+
+  /** Sends a ping now unless one is under way: `heardUpTo` moves on once it is answered. */
+  confirm(): void {
+    void this.#ping();
   }
 
   protected started(): void {
@@ -197,10 +217,12 @@ export class PostgresChangeFeed extends Listeners implements ChangeFeed {
     const client = this.#client;
     if (!client || this.#pinging || !this.#listening) return;
     this.#pinging = true;
+    const sentAt = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), this.timing.pingTimeoutMs)));
     try {
       const answer = await Promise.race([client.query("SELECT 1").then(() => "answered" as const), late]);
+      if (answer === "answered" && this.#client === client) this.#heardUpTo = Math.max(this.#heardUpTo, sentAt);
       if (answer === "late" && this.#client === client) this.#socket?.destroy(new Error(`the LISTEN connection did not answer a ping within ${this.timing.pingTimeoutMs} ms`));
     } catch {
       // A failed ping: the connection's own error event reopens it.
@@ -222,6 +244,7 @@ export class PostgresChangeFeed extends Listeners implements ChangeFeed {
       this.#client = undefined;
       this.#socket = undefined;
       this.#listening = false;
+      this.#heardUpTo = Number.NEGATIVE_INFINITY;
       client.removeAllListeners();
       // Whatever the client still does with it ends with an error nobody waits for.
       client.on("error", () => undefined);

@@ -32,8 +32,19 @@ export class Queries {
     return this.#scope.getStore()?.open ?? false;
   }
 
-  cached<T extends object>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
-    return this.adapter.cached(key, load);
+  /** A kept read (`StoreAdapter.cached`): `droppedBy` names the subject whose change drops it. */
+  cached<T extends object>(key: string, load: () => Promise<T | undefined>, droppedBy: (value: T) => string | undefined): Promise<T | undefined> {
+    return this.adapter.cached(key, load, { droppedBy, inTransaction: this.inTransaction });
+  }
+
+  /**
+   * This context changed `subject`: kept reads it drops go now, and again once the transaction has
+   * ended (a read meanwhile may have kept what it saw before the commit).
+   */
+  changed(subject: string): void {
+    this.adapter.forget(subject);
+    const forget = (): void => this.adapter.forget(subject);
+    this.afterCommit(forget, forget);
   }
 
   transaction<T>(work: () => Promise<T>, options?: TransactionOptions): Promise<T> {

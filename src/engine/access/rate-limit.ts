@@ -16,6 +16,10 @@ const SWEEP_EVERY = 1_000;
 export class RateLimiter {
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
   #takes = 0;
+  /** Shared buckets: the takes of each caller waiting for the statement under way to return. */
+  readonly #waiting = new Map<string, Waiter[]>();
+  /** Callers with a take under way in the database. */
+  readonly #sending = new Set<string>();
 
   constructor(
     private readonly perMinute: number,
@@ -26,9 +30,36 @@ export class RateLimiter {
 
   async take(caller: string): Promise<number> {
     if (!this.store) return this.#takeHere(caller);
-    // Shared buckets refill by the database's clock (DESIGN §11), not this machine's.
-    const { taken, tokens } = await this.store.rateLimits.take(caller, { perMinute: this.perMinute });
-    return taken ? 0 : this.#wait(tokens);
+    return new Promise<number>((resolve, reject) => {
+      const waiting = this.#waiting.get(caller);
+      if (waiting) waiting.push({ resolve, reject });
+      else this.#waiting.set(caller, [{ resolve, reject }]);
+      if (!this.#sending.has(caller)) void this.#takeShared(this.store!, caller);
+    });
+  }
+
+  /**
+   * One statement for every take of `caller` waiting now (DESIGN §11: the bucket is shared, a row
+   * every coordinator draws from): the first take goes at once; those that come while it is under
+   * way wait for it and go together in the next, so a key read by fifty clients at once costs a
+   * statement per round trip, not per request, and each take still gets a token of the shared
+   * bucket or none. Shared buckets refill by the database's clock, not this machine's.
+   */
+  async #takeShared(store: Store, caller: string): Promise<void> {
+    const batch = this.#waiting.get(caller);
+    if (!batch) return;
+    this.#waiting.delete(caller);
+    this.#sending.add(caller);
+    try {
+      // Never part of a transaction the first caller may be in: the others' takes ride on it.
+      const { taken, tokens } = await store.outside(() => store.rateLimits.take(caller, { perMinute: this.perMinute, count: batch.length }));
+      batch.forEach((waiter, index) => waiter.resolve(index < taken ? 0 : this.#wait(tokens)));
+    } catch (error) {
+      for (const waiter of batch) waiter.reject(error);
+    } finally {
+      this.#sending.delete(caller);
+      if (this.#waiting.has(caller)) void this.#takeShared(store, caller);
+    }
   }
 
   #takeHere(caller: string): number {
@@ -62,6 +93,11 @@ export class RateLimiter {
   #forgetRefilled(now: number): void {
     for (const [caller, bucket] of this.#buckets) if (this.#refilled(bucket, now) >= this.perMinute) this.#buckets.delete(caller);
   }
+}
+
+interface Waiter {
+  resolve: (wait: number) => void;
+  reject: (error: unknown) => void;
 }
 
 /** The bucket a principal draws from: its key (the stdio owner has none: its workspace). */

@@ -1,9 +1,10 @@
 import { Kysely, PostgresDialect, sql, type PostgresPool } from "kysely";
 import pg from "pg";
-import type { StoreAdapter, TransactionOptions } from "../adapter.js";
+import type { KeptRead, StoreAdapter, TransactionOptions } from "../adapter.js";
 import { applicationName, KEEP_ALIVE_AFTER_MS, newOrigin, PostgresChangeFeed, type ChangeFeed } from "../change-feed.js";
 import type { Schema } from "../schema.js";
 import { CommitUnknownError, DatabaseUnreachableError, isConnectionLost, isPostgresBusy } from "./busy.js";
+import { FeedCache } from "./feed-cache.js";
 import { migratePostgres, type MigrationLog } from "./postgres-migrate.js";
 import { StatementCounter } from "./statement-count.js";
 
@@ -73,6 +74,7 @@ export class PostgresAdapter implements StoreAdapter {
    */
   readonly leaseDb: Kysely<Schema>;
   readonly #statements = new StatementCounter();
+  readonly #cache: FeedCache;
 
   readonly pool: pg.Pool;
   /**
@@ -96,7 +98,9 @@ export class PostgresAdapter implements StoreAdapter {
     this.pool = connections.pool;
     this.pooled = listenUrl !== url;
     this.db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: connections, onCreateConnection: this.#statements.watch }) });
-    this.changes = new PostgresChangeFeed(listenUrl);
+    const changes = new PostgresChangeFeed(listenUrl);
+    this.changes = changes;
+    this.#cache = new FeedCache(changes);
     // Direct: a renewal never queues in a pooler behind requests, and keeps its own limits.
     const leasePool = directPool(listenUrl, this.origin, { statement_timeout: LEASE_STATEMENT_TIMEOUT_MS, lock_timeout: LEASE_STATEMENT_TIMEOUT_MS }, LEASE_STATEMENT_TIMEOUT_MS);
     this.leaseDb = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: leasePool }) });
@@ -167,12 +171,20 @@ export class PostgresAdapter implements StoreAdapter {
     return this.#statements.count;
   }
 
-  /** Nothing is kept: another coordinator's commit cannot be seen cheaply before every read. */
-  cached<T extends object>(_key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
-    return load();
+  /**
+   * Kept while the change feed vouches that nothing dropped it (`FeedCache`): values `droppedBy`
+   * names a subject for, read outside a transaction.
+   */
+  cached<T extends object>(key: string, load: () => Promise<T | undefined>, keep: KeptRead<T>): Promise<T | undefined> {
+    return keep.inTransaction ? load() : this.#cache.get(key, load, keep.droppedBy);
+  }
+
+  forget(subject: string): void {
+    this.#cache.forget(subject);
   }
 
   async close(): Promise<void> {
+    this.#cache.close();
     await this.changes.close();
     await this.leaseDb.destroy();
     await this.db.destroy();

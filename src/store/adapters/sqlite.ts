@@ -44,9 +44,13 @@ export class SqliteAdapter implements StoreAdapter {
     return error instanceof Database.SqliteError && /^SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)$/.test(error.code);
   }
 
+  /** Every value kept until the database changes (`ReadCache`): a commit anywhere lets all go. */
   cached<T extends object>(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
     return this.#cache.get(key, load);
   }
+
+  /** Nothing to do: this connection's own writes let the kept reads go (`ReadCache`). */
+  forget(): void {}
 
   /** Statements run through Kysely; the kept reads' look at `data_version` is not one. */
   get statementCount(): number {

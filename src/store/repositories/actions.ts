@@ -1,5 +1,5 @@
 import { CHECK_TYPE } from "../../domain/health.js";
-import type { ActionStatus } from "../../domain/status.js";
+import { isTerminal, type ActionStatus } from "../../domain/status.js";
 import type { Queries } from "../queries.js";
 import type { ActionRecord } from "../records.js";
 import { orUndefined } from "../records.js";
@@ -64,12 +64,20 @@ export class ActionRepository {
       .execute();
   }
 
-  /** Kept until the database changes: a client polling an action reads it once per change. */
+  /**
+   * Kept until it may have changed: a client polling an action reads it once per change. On
+   * PostgreSQL only an ended action is kept (it never changes again; a health check is purged
+   * later, so it is not), dropped by its subject all the same.
+   */
   get(id: string): Promise<ActionRecord | undefined> {
-    return this.q.cached(`action:${id}`, async () => {
-      const row = await this.q.db.selectFrom("actions").selectAll().where("id", "=", id).executeTakeFirst();
-      return row && toAction(row);
-    });
+    return this.q.cached(
+      `action:${id}`,
+      async () => {
+        const row = await this.q.db.selectFrom("actions").selectAll().where("id", "=", id).executeTakeFirst();
+        return row && toAction(row);
+      },
+      (action) => (isTerminal(action.status) && action.type !== CHECK_TYPE ? `action:${action.id}` : undefined),
+    );
   }
 
   /**

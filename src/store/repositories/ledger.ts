@@ -6,17 +6,26 @@ import type { LedgerEntry } from "../records.js";
 export class LedgerRepository {
   constructor(private readonly q: Queries) {}
 
-  /** Adds a row and moves the balance (call inside a transaction); the CHECK on `workspaces.balance` refuses going below zero. */
-  async append(entry: { workspace_id: string; kind: LedgerKind; amount: number; action_id?: string | undefined; reference?: string | undefined; created_at: string }): Promise<void> {
+  /**
+   * Moves the balance and adds the row (call inside a transaction), unless the balance would go
+   * below zero: then nothing is written and it returns false. The balance moves in one conditional
+   * statement, so concurrent holds in one workspace never abort each other (PostgreSQL, READ
+   * COMMITTED: the second waits for the first's row lock and judges the balance it left) and never
+   * spend a credit twice.
+   */
+  async append(entry: { workspace_id: string; kind: LedgerKind; amount: number; action_id?: string | undefined; reference?: string | undefined; created_at: string }): Promise<boolean> {
+    const moved = await this.q.db
+      .updateTable("workspaces")
+      .set((eb) => ({ balance: eb("balance", "+", entry.amount) }))
+      .where("id", "=", entry.workspace_id)
+      .where((eb) => eb(eb("balance", "+", entry.amount), ">=", 0))
+      .executeTakeFirst();
+    if (moved.numUpdatedRows !== 1n) return false;
     await this.q.db
       .insertInto("credit_ledger")
       .values({ ...entry, action_id: entry.action_id ?? null, reference: entry.reference ?? null })
       .execute();
-    await this.q.db
-      .updateTable("workspaces")
-      .set((eb) => ({ balance: eb("balance", "+", entry.amount) }))
-      .where("id", "=", entry.workspace_id)
-      .execute();
+    return true;
   }
 
   async balance(workspaceId: string): Promise<number> {

@@ -90,20 +90,35 @@ export class WorkspaceRepository {
 
   /** Revokes a key from now on; false when it was already revoked (or does not exist). */
   async revokeKey(id: string, now: string): Promise<boolean> {
+    this.q.changed(keySubject(id));
     const result = await this.q.db.updateTable("api_keys").set({ revoked_at: now }).where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
     return result.numUpdatedRows === 1n;
   }
 
-  /** Every request's key: kept until the database changes (a revoked key is refused at once). */
+  /**
+   * Every request's key: kept until it may have changed (a revoked key is refused at once here; on
+   * PostgreSQL, by every coordinator within one change-feed round trip: the row's trigger notifies
+   * `key:<id>`, migrations/postgres 013). Only the key's own row is read: nothing else changes its
+   * standing. An unknown or revoked key is not kept.
+   */
   keyByHash(keyHash: string): Promise<KeyRecord | undefined> {
-    return this.q.cached(`key:${keyHash}`, async () => {
-      const row = await this.q.db
-        .selectFrom("api_keys")
-        .select(["id", "workspace_id", "prefix", "role", "account_ids", "created_at"])
-        .where("key_hash", "=", keyHash)
-        .where("revoked_at", "is", null)
-        .executeTakeFirst();
-      return row && toKey(row);
-    });
+    return this.q.cached(
+      `key:${keyHash}`,
+      async () => {
+        const row = await this.q.db
+          .selectFrom("api_keys")
+          .select(["id", "workspace_id", "prefix", "role", "account_ids", "created_at"])
+          .where("key_hash", "=", keyHash)
+          .where("revoked_at", "is", null)
+          .executeTakeFirst();
+        return row && toKey(row);
+      },
+      (key) => keySubject(key.id),
+    );
   }
+}
+
+/** The change-feed subject of a key's row. */
+function keySubject(id: string): string {
+  return `key:${id}`;
 }
