@@ -197,6 +197,10 @@ export class BrowserExecutor implements ActionExecutor {
     return this.options.baseUrls[platform];
   }
 
+  warmAccounts(): Iterable<string> {
+    return this.options.pool.warmAccounts();
+  }
+
   async forgetAccount(accountId: string): Promise<void> {
     await this.options.pool.forget(accountId);
   }

@@ -210,6 +210,11 @@ export class BrowserPool {
     return this.#slots.get(accountId)?.context;
   }
 
+  /** Accounts with a context open here that outlives its use (a health check's brief one does not): warm for their next action. */
+  *warmAccounts(): Iterable<string> {
+    for (const [accountId, slot] of this.#slots) if (!slot.brief) yield accountId;
+  }
+
   /** Which endpoint an account's warm context is on (`local` without a fleet). */
   placementOf(accountId: string): string | undefined {
     const slot = this.#slots.get(accountId);

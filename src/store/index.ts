@@ -56,6 +56,7 @@ export type { AccountChanges } from "./repositories/accounts.js";
 export type { FeedbackRecord } from "./repositories/feedback.js";
 export type { Candidate, InboxTokens, NewMessage } from "./repositories/inbox.js";
 export type { PaceCooldown } from "./repositories/pace-cooldowns.js";
+export type { ClaimCandidate } from "./repositories/actions.js";
 export type { WebhookDeliveryRecord, WebhookEndpointRecord, DeliveryState } from "./repositories/webhooks.js";
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */

@@ -138,6 +138,8 @@ export interface Schema {
     internal_url: string | null;
     started_at: string;
     lease_expires_at: string;
+    /** Run slots it had free at its last renewal (claims wait for it only while it has one). */
+    free_slots: number;
   };
   payments: {
     id: string;

@@ -79,6 +79,8 @@ export interface ExecutionContext {
 /** Runs actions: the browser runner in production, a scripted one in engine tests. */
 export interface ActionExecutor {
   execute(context: ExecutionContext): Promise<Record<string, unknown>>;
+  /** Accounts whose browser context is open here now (warm): the runner's claims take their actions first. */
+  warmAccounts?(): Iterable<string>;
   /** Lets go of the account's browser context, e.g. when the account is deleted. */
   forgetAccount?(accountId: string): Promise<void>;
   close?(): Promise<void>;

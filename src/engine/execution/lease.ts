@@ -19,6 +19,8 @@ export interface LeaseOptions {
   /** Where this process serves live links, to people and to other coordinators (read at each renewal: known only once listening). */
   publicUrl: () => string;
   internalUrl: () => string;
+  /** Run slots free now, written with each renewal: other runners' claims wait for an account this one ran last only while it has one. */
+  freeSlots?: () => number;
   /** The lease was lost, or could not be renewed in time: what this process held under it is recovery's now. */
   onLost: (lostId: string) => void;
 }
@@ -69,7 +71,7 @@ export class Lease {
     const { store, leaseMs } = this.options;
     const started = performance.now();
     const now = await store.runners.register(
-      { id: this.#id, kind: this.options.kind, host: processIdentity(), pid: process.pid, public_url: this.options.publicUrl(), internal_url: this.options.internalUrl() },
+      { id: this.#id, kind: this.options.kind, host: processIdentity(), pid: process.pid, public_url: this.options.publicUrl(), internal_url: this.options.internalUrl(), free_slots: this.#freeSlots() },
       { now: this.now, leaseMs },
     );
     this.#renewed(started, now);
@@ -81,7 +83,7 @@ export class Lease {
     const { store, leaseMs } = this.options;
     const id = this.#id;
     const started = performance.now();
-    const now = await store.runners.renew(id, { now: this.now, leaseMs }, { public_url: this.options.publicUrl(), internal_url: this.options.internalUrl() });
+    const now = await store.runners.renew(id, { now: this.now, leaseMs }, { public_url: this.options.publicUrl(), internal_url: this.options.internalUrl(), free_slots: this.#freeSlots() });
     // Given up while the renewal was on its way: its runs are stopped already, whatever it found.
     if (this.#givenUp || id !== this.#id) return this.#registerAgain();
     if (now !== undefined) return this.#renewed(started, now);
@@ -97,6 +99,20 @@ export class Lease {
       return false;
     }
     return this.options.store.runners.isLive(id, this.now);
+  }
+
+  /**
+   * Whether this process may still write under the lease `id` by its own count (self-fencing), with
+   * no statement: for a write whose statement checks the lease in the database itself (a claim's take).
+   */
+  holdsHere(id: string): boolean {
+    if (id === this.#id && this.#heldHere()) return true;
+    if (id === this.#id) this.#notRenewedInTime();
+    return false;
+  }
+
+  #freeSlots(): number {
+    return Math.max(0, this.options.freeSlots?.() ?? 0);
   }
 
   async end(): Promise<void> {

@@ -6,7 +6,7 @@ import { isTerminal, transition, type ActionStatus } from "../../domain/status.j
 import type { Store } from "../../store/index.js";
 import type { ActionRecord, ChallengeState } from "../../store/records.js";
 import type { Clock } from "../clock.js";
-import { recordAccountOutcome, recordActionEvent } from "../outbox/index.js";
+import { recordAccountOutcome, recordActionEvent, recordClaimEvents } from "../outbox/index.js";
 import { recordPaceOutcome, type Pacing } from "./pacing.js";
 
 /** How an action ends. */
@@ -25,6 +25,20 @@ export type Guard = (action: ActionRecord) => boolean | Promise<boolean>;
 
 /** Whether a `change` was committed by this process or announced from another (`ChangesElsewhere`). */
 export type ChangeOrigin = "here" | "elsewhere";
+
+/**
+ * How long an action just queued (or just past its pace) is left to the live coordinator that ran
+ * its account last, while that one has a free run slot: its browser holds the account warm, and it
+ * claims the action itself within milliseconds. Past this, any coordinator takes it (that one is
+ * busier than its last renewal said, frozen, or slow to hear).
+ */
+export const PASS_OVER_MS = 1_500;
+/**
+ * How long a coordinator takes actions of accounts warm in its browser before older ones of cold
+ * accounts: an action queued longer ranks with the warm ones, oldest first, so a stream of actions
+ * on warm accounts never keeps a cold account's waiting for long.
+ */
+export const PREFER_WARM_MS = 30_000;
 
 const CHALLENGE_END: Record<Outcome["status"], ChallengeState> = { succeeded: "resolved", failed: "failed", canceled: "canceled" };
 
@@ -89,28 +103,33 @@ export class Lifecycle {
   /**
    * Claims up to `limit` queued actions for `runnerId` (the oldest queued action of each account
    * with none running or waiting, skipping `skipAccounts`), each `running` under a new lease
-   * number, while `holds()` says the runner's lease holds. A candidate past its account's pace
-   * stays queued with `not_before` (DESIGN §16), and the slot goes to the next candidate (`deferred`
-   * says whether any was, so the runner sets its wake-up timer). On
-   * PostgreSQL the candidates are locked `FOR UPDATE SKIP LOCKED`: coordinators claiming at once
-   * take different actions, and none waits for another. Accounts an owner's sign-in page holds
-   * (`holdAccount`, on any coordinator) are passed over; `leaseNow` is now on the lease clock, which
-   * judges holds as it judges runners' leases.
+   * number, while `holds()` says the runner's lease holds here and its row says so in the database
+   * (checked by the take). A candidate past its account's pace stays queued with `not_before`
+   * (DESIGN §16), and the slot goes to the next candidate (`deferred` says whether any was, so the
+   * runner sets its wake-up timer). On PostgreSQL the candidates are locked `FOR UPDATE SKIP
+   * LOCKED`: coordinators claiming at once take different actions, and none waits for another.
+   * Accounts an owner's sign-in page holds (`holdAccount`, on any coordinator) are passed over;
+   * `leaseNow` is now on the lease clock, which judges holds as it judges runners' leases.
+   *
+   * Batched (DESIGN §11 "claims are batched"): one read of the candidates with their paces, one
+   * of the starts their paces count, one take, one insert of their events, whatever their number.
+   * Affinity: accounts warm here (`warmAccounts`, or run last by this runner) come first; an account
+   * another live runner with a free slot ran last is left to it for `PASS_OVER_MS` (`claimable`).
    */
   async claim(
     runnerId: string,
-    options: { limit: number; skipAccounts: ReadonlySet<string>; holds: () => Promise<boolean>; leaseNow: () => string },
+    options: { limit: number; skipAccounts: ReadonlySet<string>; warmAccounts?: Iterable<string>; holds: () => boolean | Promise<boolean>; leaseNow: () => string },
   ): Promise<{ taken: ActionRecord[]; deferred: boolean }> {
     const { taken, deferred } = await this.store.transaction(
       async () => {
-        const changes = { taken: [] as ActionRecord[], deferred: [] as string[] };
+        const changes = { taken: [] as ActionRecord[], deferred: [] as ActionRecord[] };
         if (!(await options.holds())) return changes;
         // A deferred candidate leaves the claimable set: look again, for the slot it would have had.
         for (let deferredBefore = -1; changes.deferred.length > deferredBefore && changes.taken.length < options.limit; ) {
           deferredBefore = changes.deferred.length;
           await this.#claimRound(runnerId, options, changes);
         }
-        for (const id of [...changes.deferred, ...changes.taken.map((action) => action.id)]) await this.emit(id);
+        for (const action of [...changes.deferred, ...changes.taken]) this.announce(action);
         return changes;
       },
       { locksRows: true },
@@ -118,31 +137,41 @@ export class Lifecycle {
     return { taken, deferred: deferred.length > 0 };
   }
 
-  /** One pass over the claimable candidates: each taken, deferred by its pace, or passed over (its account busy here). */
+  /** One pass over the claimable candidates: each taken, or deferred by its pace. */
   async #claimRound(
     runnerId: string,
-    options: { limit: number; skipAccounts: ReadonlySet<string>; leaseNow: () => string },
-    changes: { taken: ActionRecord[]; deferred: string[] },
+    options: { limit: number; skipAccounts: ReadonlySet<string>; warmAccounts?: Iterable<string>; leaseNow: () => string },
+    changes: { taken: ActionRecord[]; deferred: ActionRecord[] },
   ): Promise<void> {
     const clockNow = this.clock.now();
     const now = clockNow.toISOString();
-    for (const candidate of await this.store.actions.claimable(now, { leaseNow: options.leaseNow(), lock: true, limit: options.limit + options.skipAccounts.size })) {
-      if (changes.taken.length >= options.limit) break;
-      if (options.skipAccounts.has(candidate.account_id)) continue;
-      const notBefore = await this.pacing.notBefore(candidate, clockNow);
-      if (notBefore) {
-        await this.store.actions.defer(candidate.id, notBefore.toISOString(), now);
-        await recordActionEvent(this.store, candidate.id, now);
-        changes.deferred.push(candidate.id);
+    const leaseNow = options.leaseNow();
+    const candidates = await this.store.actions.claimable(now, {
+      runnerId,
+      leaseNow,
+      skipAccounts: [...options.skipAccounts],
+      warmAccounts: [...(options.warmAccounts ?? [])].filter((accountId) => !options.skipAccounts.has(accountId)),
+      passOverSince: new Date(clockNow.getTime() - PASS_OVER_MS).toISOString(),
+      preferWarmSince: new Date(clockNow.getTime() - PREFER_WARM_MS).toISOString(),
+      limit: options.limit - changes.taken.length,
+      lock: true,
+    });
+    const notBefore = await this.pacing.notBefore(candidates, clockNow);
+    const startable: string[] = [];
+    for (const { action } of candidates) {
+      const until = notBefore.get(action.id);
+      if (until === undefined) {
+        startable.push(action.id);
         continue;
       }
-      // A hold being taken on the account commits first, and the take sees it.
-      await this.store.accountHolds.lockForClaim(candidate.account_id);
-      const lease = await this.store.actions.take(candidate.id, runnerId, now, options.leaseNow());
-      if (lease === undefined) continue;
-      await recordActionEvent(this.store, candidate.id, now);
-      changes.taken.push({ ...candidate, status: "running", runner_id: runnerId, lease, not_before: undefined, started_at: candidate.started_at ?? now, updated_at: now });
+      const deferred = await this.store.actions.defer(action.id, until.toISOString(), now);
+      if (!deferred) continue;
+      await recordActionEvent(this.store, action.id, now);
+      changes.deferred.push(deferred);
     }
+    const taken = await this.store.actions.take(startable, runnerId, now, leaseNow);
+    await recordClaimEvents(this.store, taken, now);
+    changes.taken.push(...taken);
   }
 
   /**

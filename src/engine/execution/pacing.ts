@@ -2,7 +2,7 @@ import { CHECK_TYPE } from "../../domain/health.js";
 import type { ActionType } from "../../domain/actions.js";
 import type { ActionErrorCode } from "../../domain/errors.js";
 import { cooldownMs, effectivePaces, paceWait, type Pace, type Paces } from "../../domain/pace.js";
-import type { Store } from "../../store/index.js";
+import type { ClaimCandidate, Store } from "../../store/index.js";
 import type { AccountRecord, ActionRecord } from "../../store/records.js";
 import type { PlatformInfo } from "./executor.js";
 
@@ -36,21 +36,46 @@ export class Pacing {
     const account = await this.store.accounts.get(accountId);
     if (!account) return undefined;
     const cooldown = await this.store.paceCooldowns.get(accountId, type);
-    const cooledUntil = cooldown && new Date(cooldown.until) > now ? new Date(cooldown.until) : undefined;
     const pace = this.pacesOf(account)[type];
     const starts = pace ? await this.store.actions.startsSince(accountId, type, new Date(now.getTime() - DAY_MS).toISOString()) : [];
+    return this.#hold(type, pace, cooldown?.until, starts, now, options);
+  }
+
+  /**
+   * When each of a claim's candidates may start, by id, for those that may not start now: what
+   * `holdOf` judges, for all of them at once (their accounts' paces and cool-downs came with them;
+   * one read of the starts their paces count). An action started once (then requeued) was counted
+   * already, and a health check is never paced (it takes only idle slots, and is free).
+   */
+  async notBefore(candidates: readonly ClaimCandidate[], now: Date): Promise<Map<string, Date>> {
+    const judged = candidates.flatMap(({ action, accountPace, cooledUntil }) => {
+      const type = action.type;
+      if (action.started_at || type === CHECK_TYPE) return [];
+      return [{ action, type, cooledUntil, pace: this.pacesOf({ platform: action.platform, pace: parsePace(accountPace) })[type] }];
+    });
+    const paced = judged.filter((candidate) => candidate.pace).map(({ action }) => action.account_id);
+    const starts = await this.store.actions.startsSinceOf(paced, new Date(now.getTime() - DAY_MS).toISOString());
+    const notBefore = new Map<string, Date>();
+    for (const { action, type, pace, cooledUntil } of judged) {
+      const counted = starts.filter((start) => start.account_id === action.account_id && start.type === type).map((start) => start.started_at);
+      const hold = this.#hold(type, pace, cooledUntil, counted, now, { jitter: true });
+      if (hold) notBefore.set(action.id, hold.until);
+    }
+    return notBefore;
+  }
+
+  #hold(type: ActionType, pace: Pace | undefined, cooledUntilAt: string | undefined, starts: Date[], now: Date, options: { jitter: boolean }): PaceHold | undefined {
+    const cooledUntil = cooledUntilAt && new Date(cooledUntilAt) > now ? new Date(cooledUntilAt) : undefined;
     const paced = paceWait(pace, starts, now, options.jitter ? this.random : () => 0);
     if (cooledUntil && (!paced || cooledUntil >= paced)) return { kind: "cooldown", type, until: cooledUntil };
     if (paced && pace) return { kind: "pace", type, pace, until: paced };
     return undefined;
   }
+}
 
-  /** When a claimed candidate may start, undefined for now. An action started once (then requeued) was counted already. */
-  async notBefore(action: ActionRecord, now: Date): Promise<Date | undefined> {
-    // A health check is never paced (it takes only idle slots, and is free).
-    if (action.started_at || action.type === CHECK_TYPE) return undefined;
-    return (await this.holdOf(action.account_id, action.type, now, { jitter: true }))?.until;
-  }
+/** An account's pace overrides as stored (JSON, or none). */
+function parsePace(stored: string | null): Paces {
+  return stored === null ? {} : (JSON.parse(stored) as Paces);
 }
 
 /**

@@ -73,6 +73,7 @@ export class Runner {
       leaseMs: options.leaseMs ?? 15_000,
       publicUrl: options.publicUrl,
       internalUrl: options.internalUrl,
+      freeSlots: () => this.#freeSlots(),
       onLost: (lostId) => this.#forsake(lostId),
     });
     this.#wakeUp = new PacedWakeUp(options.lifecycle, () => this.pump());
@@ -232,17 +233,30 @@ export class Runner {
   }
 
   async #claim(): Promise<void> {
-    const { maxConcurrent, lifecycle } = this.options;
-    const maxRuns = maxConcurrent + (this.options.maxPaused ?? 200);
-    const free = Math.min(maxConcurrent - (this.#runs.size - this.pausedCount), maxRuns - this.#runs.size);
+    const { lifecycle, executor } = this.options;
+    const free = this.#freeSlots();
     if (free <= 0) return;
     const busyHere = new Set(this.#heldAccounts.keys());
     for (const run of this.#runs.values()) busyHere.add(run.action.account_id);
     const runnerId = this.#lease.id;
-    const { taken, deferred } = await lifecycle.claim(runnerId, { limit: free, skipAccounts: busyHere, holds: () => this.#lease.holds(runnerId), leaseNow: () => this.#lease.now });
+    // The take checks the lease in the database itself: here only what this process knows of it (self-fencing).
+    const { taken, deferred } = await lifecycle.claim(runnerId, {
+      limit: free,
+      skipAccounts: busyHere,
+      warmAccounts: executor.warmAccounts?.() ?? [],
+      holds: () => this.#lease.holdsHere(runnerId),
+      leaseNow: () => this.#lease.now,
+    });
     for (const action of taken) this.#start(action);
     // Not at every pump (each commit anywhere wakes one): when this claim deferred, and at each heartbeat for others' deferrals.
     if (deferred) await this.#wakeUp.set();
+  }
+
+  /** Run slots this runner could fill now: doing browser work, within the bound on pages held at needs_input. */
+  #freeSlots(): number {
+    const { maxConcurrent } = this.options;
+    const maxRuns = maxConcurrent + (this.options.maxPaused ?? 200);
+    return Math.min(maxConcurrent - (this.#runs.size - this.pausedCount), maxRuns - this.#runs.size);
   }
 
   #accountRunning(accountId: string): boolean {

@@ -23,6 +23,31 @@ export async function recordActionEvent(store: Store, actionId: string, now: str
   await append(store, { workspace_id: action.workspace_id, type: "action.updated", subject_id: action.id, account_id: action.account_id, challenge_id: challenge?.id, data, created_at: now });
 }
 
+/**
+ * Records the events of actions a claim took, as the public sees them now (`running`: no challenge,
+ * no next step), in a fixed number of statements whatever their number (DESIGN §11 "claims are
+ * batched"). Health checks are left out, as `recordActionEvent` leaves them.
+ */
+export async function recordClaimEvents(store: Store, taken: readonly ActionRecord[], now: string): Promise<void> {
+  const events = taken
+    .filter((action) => action.type !== CHECK_TYPE)
+    .map((action) => ({
+      id: newId("evt"),
+      workspace_id: action.workspace_id,
+      type: "action.updated" as const,
+      subject_id: action.id,
+      account_id: action.account_id,
+      challenge_id: undefined,
+      data: presentAction(action) as unknown as Record<string, unknown>,
+      created_at: now,
+    }));
+  const seqs = await store.events.insertAll(events);
+  await store.webhooks.fanOutAll(
+    events.map((event, i) => ({ seq: seqs[i]!, workspace_id: event.workspace_id, type: event.type, account_id: event.account_id, subject_id: event.subject_id, created_at: now })),
+    () => newId("dlv"),
+  );
+}
+
 /** Records an account's status (when it is added, and when its status moves). */
 export async function recordAccountEvent(store: Store, accountId: string, now: string): Promise<void> {
   const account = await store.accounts.get(accountId);

@@ -4,7 +4,8 @@ import type { Queries } from "../queries.js";
 import type { ActionRecord } from "../records.js";
 import { orUndefined } from "../records.js";
 import type { Schema } from "../schema.js";
-import type { ExpressionBuilder, Selectable } from "kysely";
+import { sql, type ExpressionBuilder, type Selectable } from "kysely";
+import { timeIn } from "../database-time.js";
 import { liveHoldOn } from "./account-holds.js";
 
 type ActionRow = Selectable<Schema["actions"]>;
@@ -40,6 +41,33 @@ export interface ActionFilter {
 }
 
 const ACTIVE = ["running", "needs_input"] as const;
+
+/** A queued action a claim may take, with what its account's pace is judged by. */
+export interface ClaimCandidate {
+  action: ActionRecord;
+  /** The account's pace overrides as stored (JSON), if any. */
+  accountPace: string | null;
+  /** Until when a cool-down of the action's type was set on the account, if one was. */
+  cooledUntil: string | undefined;
+}
+
+/** What a claim asks `claimable` (see there). */
+export interface ClaimableOptions {
+  /** The claiming runner: an account it ran last is warm here. */
+  runnerId: string;
+  /** Now on the lease clock, which judges runners' leases and sign-in holds. */
+  leaseNow: string;
+  /** Accounts busy on the claiming runner (running there, or held by its sign-in page). */
+  skipAccounts: readonly string[];
+  /** Accounts warm in the claiming runner's browser. */
+  warmAccounts: readonly string[];
+  /** An action queued since this is left to the live runner with a free slot that ran its account last. */
+  passOverSince: string;
+  /** An action queued before this is taken as if its account were warm here. */
+  preferWarmSince: string;
+  limit: number;
+  lock?: boolean;
+}
 
 export class ActionRepository {
   constructor(private readonly q: Queries) {}
@@ -111,17 +139,50 @@ export class ActionRepository {
   }
 
   /**
-   * The oldest queued action of every account that has no action running or waiting for input,
-   * unless that one may not start before a later time (its account's pace, DESIGN §16: the
-   * account's later actions wait behind it, one queue per account). `lock` (inside a claim's transaction): on PostgreSQL the rows are locked `FOR UPDATE SKIP
+   * What a claim may take now (DESIGN §3, §11, §16): the oldest queued action of every account with
+   * no action running or waiting for input, unless its account's pace keeps it back to a later time
+   * (the account's later actions wait behind it, one queue per account), its account is busy on the
+   * claiming runner (`skipAccounts`) or an owner's sign-in page holds it (a live hold at `leaseNow`,
+   * whichever coordinator took it). Each comes with what its pace is judged by, read in the same
+   * statement.
+   *
+   * Affinity (docs/decisions.md, issue 41 piece C): an action queued since `passOverSince` whose
+   * account another live runner with a free run slot ran last is left to that runner (its browser
+   * holds the account's context); those warm here (`warmAccounts`, or run last by `runnerId`) come
+   * first, and an action queued before `preferWarmSince` counts as warm, so none waits long behind
+   * others' warm ones. Health checks come last: they take only the run slots no action wants.
+   *
+   * `lock` (inside a claim's transaction): on PostgreSQL the actions are locked `FOR UPDATE SKIP
    * LOCKED`, so a coordinator claiming at the same moment passes over them instead of waiting or
-   * taking them twice; SQLite's single writer needs no lock. An account an owner's sign-in page
-   * holds (a live hold at `leaseNow`, whichever coordinator took it) is passed over.
+   * taking them twice, and their accounts `FOR KEY SHARE`, so a sign-in hold being taken on one
+   * commits first and the take (a later statement) sees it. SQLite's single writer needs no lock.
    */
-  async claimable(now: string, options: { leaseNow: string; lock?: boolean; limit?: number }): Promise<ActionRecord[]> {
+  async claimable(now: string, options: ClaimableOptions): Promise<ClaimCandidate[]> {
+    const { runnerId, leaseNow } = options;
+    const queuedSince = (eb: ExpressionBuilder<Schema & { a: Schema["actions"] }, "a">, since: string) =>
+      eb.or([eb("a.created_at", ">", since), eb("a.not_before", ">", since)]);
+    const lastRunner = (eb: ExpressionBuilder<Schema & { a: Schema["actions"] }, "a">) =>
+      eb
+        .selectFrom("actions as l")
+        .select("l.runner_id")
+        .whereRef("l.account_id", "=", "a.account_id")
+        .where("l.runner_id", "is not", null)
+        .where("l.type", "!=", CHECK_TYPE)
+        .orderBy("l.seq", "desc")
+        .limit(1);
     let query = this.q.db
       .selectFrom("actions as a")
+      .innerJoin("accounts as acc", "acc.id", "a.account_id")
       .selectAll("a")
+      .select("acc.pace as account_pace")
+      .select((eb) =>
+        eb
+          .selectFrom("pace_cooldowns as c")
+          .select("c.until")
+          .whereRef("c.account_id", "=", "a.account_id")
+          .whereRef("c.type", "=", "a.type")
+          .as("cooled_until"),
+      )
       .where("a.status", "=", "queued")
       .where(({ or, eb }) => or([eb("a.not_before", "is", null), eb("a.not_before", "<=", now)]))
       .where(({ eb, selectFrom }) =>
@@ -144,24 +205,47 @@ export class ActionRepository {
           ),
         ),
       )
-      .where((eb) => eb.not(liveHoldOn(eb, eb.ref("a.account_id"), options.leaseNow)))
-      // Health checks take only the run slots no action wants (DESIGN §16).
+      .where((eb) => eb.not(liveHoldOn(eb, eb.ref("a.account_id"), leaseNow)))
+      .where((eb) =>
+        eb.not(
+          eb.and([
+            queuedSince(eb, options.passOverSince),
+            eb.exists(
+              eb
+                .selectFrom("runners as w")
+                .select("w.id")
+                .where("w.id", "=", lastRunner(eb))
+                .where("w.id", "!=", runnerId)
+                .where("w.lease_expires_at", ">", leaseNow)
+                .where("w.free_slots", ">", 0),
+            ),
+          ]),
+        ),
+      )
       .orderBy((eb) => eb.case().when("a.type", "=", CHECK_TYPE).then(eb.lit(1)).else(eb.lit(0)).end())
-      .orderBy("a.seq");
-    if (options.limit !== undefined) query = query.limit(options.limit);
-    if (options.lock && this.q.adapter.dialect === "postgres") query = query.forUpdate("a").skipLocked();
+      .orderBy((eb) => {
+        const warm = [eb(lastRunner(eb), "=", runnerId), eb.not(queuedSince(eb, options.preferWarmSince))];
+        if (options.warmAccounts.length > 0) warm.push(eb("a.account_id", "in", options.warmAccounts));
+        return eb.case().when(eb.or(warm)).then(eb.lit(0)).else(eb.lit(1)).end();
+      })
+      .orderBy("a.seq")
+      .limit(options.limit);
+    if (options.skipAccounts.length > 0) query = query.where("a.account_id", "not in", options.skipAccounts);
+    if (options.lock && this.q.adapter.dialect === "postgres") query = query.forUpdate("a").skipLocked().modifyEnd(sql`for key share of acc`);
     const rows = await query.execute();
-    return rows.map(toAction);
+    return rows.map(({ account_pace, cooled_until, ...row }) => ({ action: toAction(row), accountPace: account_pace, cooledUntil: cooled_until ?? undefined }));
   }
 
   /**
-   * Claims a queued action for `runnerId`: `running`, with a lease number one higher than it had
-   * (DESIGN §11 fencing), started now unless an earlier run started it (a pace counts it once).
-   * Returns that number, or undefined when the action was no longer queued or its account is held
-   * by an owner's sign-in page at `leaseNow` (checked in the same statement).
+   * Claims queued actions for `runnerId` in one statement: each `running`, with a lease number one
+   * higher than it had (DESIGN §11 fencing), started now unless an earlier run started it (a pace
+   * counts it once). Returns those taken, oldest first: not one that was no longer queued, whose
+   * account an owner's sign-in page holds at `leaseNow`, nor any while the runner's own lease has
+   * ended (checked in the same statement).
    */
-  async take(id: string, runnerId: string, now: string, leaseNow: string): Promise<number | undefined> {
-    const row = await this.q.db
+  async take(ids: readonly string[], runnerId: string, now: string, leaseNow: string): Promise<ActionRecord[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.q.db
       .updateTable("actions")
       .set((eb) => ({
         status: "running",
@@ -171,17 +255,32 @@ export class ActionRepository {
         started_at: eb.fn.coalesce("started_at", eb.val(now)),
         updated_at: now,
       }))
-      .where("id", "=", id)
+      .where("id", "in", ids)
       .where("status", "=", "queued")
       .where((eb) => eb.not(liveHoldOn(eb, eb.ref("actions.account_id"), leaseNow)))
-      .returning("lease")
-      .executeTakeFirst();
-    return row?.lease;
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom("runners")
+            .select("runners.id")
+            .where("runners.id", "=", runnerId)
+            .where("runners.lease_expires_at", ">", timeIn(this.q.adapter.dialect, leaseNow)),
+        ),
+      )
+      .returningAll()
+      .execute();
+    return rows.map(toAction).sort((a, b) => a.seq - b.seq);
   }
 
-  /** Keeps a queued action from starting before `notBefore` (its account's pace or cool-down). */
-  async defer(id: string, notBefore: string, now: string): Promise<void> {
-    await this.q.db.updateTable("actions").set({ not_before: notBefore, updated_at: now }).where("id", "=", id).where("status", "=", "queued").execute();
+  /** Keeps a queued action from starting before `notBefore` (its account's pace or cool-down); returns it so, or undefined when it was no longer queued. */
+  async defer(id: string, notBefore: string, now: string): Promise<ActionRecord | undefined> {
+    const row = await this.q.db
+      .updateTable("actions")
+      .set({ not_before: notBefore, updated_at: now })
+      .where("id", "=", id)
+      .where("status", "=", "queued")
+      .returningAll()
+      .executeTakeFirst();
+    return row && toAction(row);
   }
 
   /** Defers the account's queued actions of `type` to `notBefore` at least (a cool-down); returns their ids. */
@@ -221,6 +320,18 @@ export class ActionRepository {
       .where("started_at", ">", since)
       .execute();
     return rows.map((row) => new Date(row.started_at!));
+  }
+
+  /** When the actions of these accounts started since `since`, with their account and type (what their paces count, for a claim's candidates at once). */
+  async startsSinceOf(accountIds: readonly string[], since: string): Promise<{ account_id: string; type: string; started_at: Date }[]> {
+    if (accountIds.length === 0) return [];
+    const rows = await this.q.db
+      .selectFrom("actions")
+      .select(["account_id", "type", "started_at"])
+      .where("account_id", "in", accountIds)
+      .where("started_at", ">", since)
+      .execute();
+    return rows.map((row) => ({ account_id: row.account_id, type: row.type, started_at: new Date(row.started_at!) }));
   }
 
   /** The earliest time after `now` at which a deferred queued action may start (when to look at the queue again). */

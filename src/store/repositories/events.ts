@@ -84,6 +84,18 @@ export class EventRepository {
     return row.seq;
   }
 
+  /** Appends several events in one statement (a batched claim's); returns their `seq`s, in the order given. */
+  async insertAll(events: readonly Omit<EventRecord, "seq" | "tx_order">[]): Promise<number[]> {
+    if (events.length === 0) return [];
+    const rows = await this.q.db
+      .insertInto("events")
+      .values(events.map((event) => ({ ...event, challenge_id: event.challenge_id ?? null, data: JSON.stringify(event.data) })))
+      .returning(["id", "seq"])
+      .execute();
+    const seqOf = new Map(rows.map((row) => [row.id, row.seq]));
+    return events.map((event) => seqOf.get(event.id)!);
+  }
+
   async bySeq(seq: number): Promise<EventRecord | undefined> {
     const row = await this.q.db.selectFrom("events").selectAll().where("seq", "=", seq).executeTakeFirst();
     return row && toRecord(row);

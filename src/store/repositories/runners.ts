@@ -15,6 +15,8 @@ export interface RunnerRecord {
   internal_url: string | null;
   started_at: string;
   lease_expires_at: string;
+  /** Run slots it had free at its last renewal: another runner's claim passes over an account it ran last only while it has one. */
+  free_slots: number;
 }
 
 /**
@@ -34,10 +36,10 @@ export class RunnerRepository {
   }
 
   /** Registers a runner whose lease holds `leaseMs` from now; returns now by the clock that judges leases. */
-  async register(runner: Omit<RunnerRecord, "started_at" | "lease_expires_at">, { now, leaseMs }: { now: string; leaseMs: number }): Promise<string> {
+  async register(runner: Omit<RunnerRecord, "started_at" | "lease_expires_at" | "free_slots"> & { free_slots?: number }, { now, leaseMs }: { now: string; leaseMs: number }): Promise<string> {
     const row = await this.leaseDb
       .insertInto("runners")
-      .values({ ...runner, started_at: this.#at(now), lease_expires_at: this.#at(now, leaseMs) })
+      .values({ ...runner, free_slots: runner.free_slots ?? 0, started_at: this.#at(now), lease_expires_at: this.#at(now, leaseMs) })
       .returning("started_at")
       .executeTakeFirstOrThrow();
     return row.started_at;
@@ -50,10 +52,10 @@ export class RunnerRepository {
    * statement runs: a renewal held up on its way (a frozen connection) never revives a lease that
    * ran out meanwhile.
    */
-  async renew(id: string, { now, leaseMs }: { now: string; leaseMs: number }, urls: { public_url: string; internal_url: string }): Promise<string | undefined> {
+  async renew(id: string, { now, leaseMs }: { now: string; leaseMs: number }, said: { public_url: string; internal_url: string; free_slots?: number }): Promise<string | undefined> {
     const row = await this.leaseDb
       .updateTable("runners")
-      .set({ lease_expires_at: this.#at(now, leaseMs), ...urls })
+      .set({ lease_expires_at: this.#at(now, leaseMs), ...said })
       .where("id", "=", id)
       .where("lease_expires_at", ">", this.#at(now))
       .returning(this.#at(now).as("now"))

@@ -3,6 +3,9 @@ import type { Queries } from "../queries.js";
 import type { Sealer } from "../crypto.js";
 import type { EventType } from "./events.js";
 
+/** An event as `fanOut` needs it. */
+type FannedOutEvent = { seq: number; workspace_id: string; type: EventType; account_id: string; subject_id: string; created_at: string };
+
 /** A webhook endpoint, without its secret. */
 export interface WebhookEndpointRecord {
   id: string;
@@ -144,21 +147,28 @@ export class WebhookRepository {
    * One pending delivery of the event to every enabled endpoint of its workspace that takes it
    * (its event types and account allow-list, read here: a workspace has a handful of endpoints).
    */
-  async fanOut(event: { seq: number; workspace_id: string; type: EventType; account_id: string; subject_id: string; created_at: string }, newId: () => string): Promise<number> {
+  fanOut(event: FannedOutEvent, newId: () => string): Promise<number> {
+    return this.fanOutAll([event], newId);
+  }
+
+  /** `fanOut` for several events at once, in two statements whatever their number (a batched claim's). */
+  async fanOutAll(events: readonly FannedOutEvent[], newId: () => string): Promise<number> {
+    if (events.length === 0) return 0;
     const candidates = await this.q.db
       .selectFrom("webhook_endpoints")
-      .select(["id", "events", "account_ids"])
-      .where("workspace_id", "=", event.workspace_id)
+      .select(["id", "workspace_id", "events", "account_ids"])
+      .where("workspace_id", "in", [...new Set(events.map((event) => event.workspace_id))])
       .where("disabled_at", "is", null)
       .execute();
-    const endpoints = candidates.filter(
-      (endpoint) => (parseList<EventType>(endpoint.events)?.includes(event.type) ?? true) && (parseList<string>(endpoint.account_ids)?.includes(event.account_id) ?? true),
-    );
-    if (endpoints.length === 0) return 0;
-    await this.q.db
-      .insertInto("webhook_deliveries")
-      .values(
-        endpoints.map((endpoint) => ({
+    const deliveries = events.flatMap((event) =>
+      candidates
+        .filter(
+          (endpoint) =>
+            endpoint.workspace_id === event.workspace_id &&
+            (parseList<EventType>(endpoint.events)?.includes(event.type) ?? true) &&
+            (parseList<string>(endpoint.account_ids)?.includes(event.account_id) ?? true),
+        )
+        .map((endpoint) => ({
           id: newId(),
           endpoint_id: endpoint.id,
           event_seq: event.seq,
@@ -167,9 +177,10 @@ export class WebhookRepository {
           next_attempt_at: event.created_at,
           created_at: event.created_at,
         })),
-      )
-      .execute();
-    return endpoints.length;
+    );
+    if (deliveries.length === 0) return 0;
+    await this.q.db.insertInto("webhook_deliveries").values(deliveries).execute();
+    return deliveries.length;
   }
 
   /**
