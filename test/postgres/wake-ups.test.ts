@@ -132,6 +132,29 @@ describe("wake-ups on PostgreSQL", () => {
     expect(sent).toBeLessThan(20);
   });
 
+  it("queued work its creator cannot take (no free run slot) wakes the others: B claims it at once, not at its heartbeat", { timeout: 90_000 }, async () => {
+    const held = gate();
+    const executor = (): ScriptedExecutor => new ScriptedExecutor().on("held", async () => (await held.promise, { done: true }));
+    const first = await createHarness({ executor: executor(), engine: { ...QUIET, maxConcurrent: 1 } });
+    open.push(first);
+    const b = await createHarness({ executor: executor(), engine: QUIET, location: first.location, masterKey: first.masterKey, adminKey: first.adminKey, clock: first.clock });
+    open.push(b);
+    const a = first;
+    // A's one run slot is taken; B's heartbeat (its claim backstop) is ten minutes away.
+    const busy = await post(a, await account(a, "busy"), "held");
+    await eventually(async () => (await statusOf(a, busy)) === "running", { what: "A's slot to fill" });
+    await quiet(b);
+    const created = Date.now();
+    const handed = await post(a, await account(a, "handed"), "for whoever has a slot");
+    const ran = await eventually(async () => {
+      const action = await a.store.actions.get(handed);
+      return action?.status === "succeeded" && action;
+    }, { what: "B to take and run the action A could not" });
+    expect(ran.runner_id).toBe(b.engine.core.runner.runnerId);
+    expect(Date.now() - created).toBeLessThan(60_000);
+    held.open();
+  });
+
   it("a coordinator's own commits wake none of its own followers: no claim beyond its own, no read of its own changes", { timeout: 90_000 }, async () => {
     const [a] = await coordinators(1);
     const { lifecycle } = a.engine.core;
