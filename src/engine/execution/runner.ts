@@ -322,7 +322,7 @@ export class Runner {
     for (const action of taken) this.#start(action);
     // Every free slot filled: more may be queued, for another coordinator's free slots.
     if (taken.length >= free) await this.#wakeClaimers();
-    // Not at every pump (each commit anywhere wakes one): when this claim deferred, and at each heartbeat for others' deferrals.
+    // Not at every pump: when this claim deferred, and at each heartbeat for others' deferrals.
     if (deferred) await this.#wakeUp.set();
   }
 
