@@ -124,9 +124,9 @@ export async function insertAction(core: EngineCore, principal: Principal, input
   return created;
 }
 
-/** Once the create has committed (listeners were told as it committed): start it if a run slot is free. */
+/** Once the create has committed (listeners were told as it committed): start it here if a run slot is free, else wake those who have one. */
 export function announceCreated(core: EngineCore): void {
-  core.runner.pump();
+  core.runner.offer();
 }
 
 /**
@@ -217,6 +217,7 @@ export async function waitForAction(core: EngineCore, actionId: string, seconds:
       finished = true;
       clearTimeout(timer);
       core.lifecycle.events.off("change", onChange);
+      unfollow();
       signal?.removeEventListener("abort", done);
       core.store.actions.get(actionId).then((action) => resolve(action!), reject);
     };
@@ -224,8 +225,10 @@ export async function waitForAction(core: EngineCore, actionId: string, seconds:
       if (action.id === actionId && settled(action)) done();
     };
     const timer = setTimeout(done, seconds * 1000);
-    // Listening before the first look: a change between the two is not missed.
+    // Listening before the first look: a change between the two is not missed. Followed: another
+    // coordinator's change of it is read and announced here (engine/execution/changes-elsewhere.ts).
     core.lifecycle.events.on("change", onChange);
+    const unfollow = core.lifecycle.follows.follow({ actionId });
     signal?.addEventListener("abort", done, { once: true });
     core.store.actions.get(actionId).then((action) => {
       if (!action || settled(action)) done();

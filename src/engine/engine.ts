@@ -12,7 +12,7 @@ import { Accounts, LiveLinks } from "./accounts/index.js";
 import * as actions from "./actions.js";
 import { DatabaseClock, systemClock, type Clock } from "./clock.js";
 import type { EngineCore } from "./core.js";
-import { ChangesElsewhere, Lifecycle, Pacing, Runner, platformReference, type ActionExecutor, type PlatformInfo, type RunnerOptions } from "./execution/index.js";
+import { ChangesElsewhere, Lifecycle, Pacing, Runner, platformReference, type ActionExecutor, type Interest, type PlatformInfo, type RunnerOptions } from "./execution/index.js";
 import { PURGE_INTERVAL_MS, every, expireOverdueChallenges, purgeExpired } from "./housekeeping.js";
 import { createActionOnce, settleAbandoned } from "./idempotency.js";
 import { Inbox, type InboxOptions } from "./inbox/index.js";
@@ -123,7 +123,8 @@ export class Engine {
     this.feedback = new Feedback(this.core);
     this.inbox = new Inbox(this.core, options.inbox ?? { mailDomain: "inbox.localhost", smtpOn: false });
     this.healthChecks = new HealthChecks(this.core, options.healthChecks ?? { intervalMinutes: 60 });
-    this.#elsewhere = new ChangesElsewhere(options.store, this.core.lifecycle);
+    // Its runs are followed wherever they change: an answer or a cancel elsewhere still reaches its metrics here.
+    this.#elsewhere = new ChangesElsewhere(options.store, this.core.lifecycle, (actionId, runnerId) => runner.isRunning(actionId) || (runnerId !== undefined && runnerId === runner.runnerId));
     this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }
 
@@ -230,10 +231,24 @@ export class Engine {
     }
     return json;
   }
-  /** Calls `listener` with every status change; returns the unsubscribe function. */
-  onChange(listener: (action: ActionRecord) => void): () => void {
-    this.core.lifecycle.events.on("change", listener);
-    return () => this.core.lifecycle.events.off("change", listener);
+  /**
+   * Calls `listener` with every status change made here, and with other processes' changes of what
+   * `follows` names (an action, a workspace's actions) or this process runs (on SQLite, every
+   * change); returns the unsubscribe function.
+   */
+  onChange(listener: (action: ActionRecord) => void, follows?: Interest): () => void {
+    const { lifecycle } = this.core;
+    lifecycle.events.on("change", listener);
+    const unfollow = follows ? lifecycle.follows.follow(follows) : () => undefined;
+    return () => {
+      lifecycle.events.off("change", listener);
+      unfollow();
+    };
+  }
+
+  /** Other processes' changes of `interest` are read and announced here (`onChange`) until the returned function is called. */
+  follow(interest: Interest): () => void {
+    return this.core.lifecycle.follows.follow(interest);
   }
   /** Idempotency-Key: one action per key and request body; a replay is checked like any request (engine/idempotency.ts). */
   createActionOnce(

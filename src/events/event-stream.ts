@@ -1,6 +1,6 @@
 import type { Principal } from "../domain/keys.js";
 import type { PublicEvent } from "../domain/public.js";
-import { OUTBOX_START, cursorOf, type EventCursor, type EventRecord } from "../store/index.js";
+import { OUTBOX_START, cursorOf, type ActionRecord, type EventCursor, type EventRecord } from "../store/index.js";
 import { requirePermission } from "../engine/access/index.js";
 import type { EngineCore } from "../engine/core.js";
 import { presentEvent } from "./present-event.js";
@@ -26,7 +26,7 @@ async function* followOutbox(core: EngineCore, principal: Principal, start: Even
   let cursor = start;
   while (!signal.aborted) {
     // Listened for before the read (which awaits): a change committed while it runs is not missed.
-    const change = nextChange(core, signal);
+    const change = nextChange(core, principal.workspaceId, signal);
     let events: EventRecord[];
     try {
       events = await store.events.after(principal.workspaceId, cursor, 100, principal.accountIds);
@@ -42,20 +42,33 @@ async function* followOutbox(core: EngineCore, principal: Principal, start: Even
 }
 
 /**
- * Resolves `happened` at the next committed action change in this process (or announced from
- * another, `changes-elsewhere.ts`), or after a short while (a poll); `stop` stops listening.
+ * Resolves `happened` at the next committed change of the workspace's actions in this process, at
+ * the change feed's word that another process wrote one of its events (or may have: a call without
+ * a notification), or after a short while (a poll); `stop` stops listening. The stream reads the
+ * outbox itself: another process's events wake it straight from the feed, with no read of them by
+ * `ChangesElsewhere`; its own process's commits wake it once, through the lifecycle.
  */
-function nextChange(core: EngineCore, signal: AbortSignal): { happened: Promise<void>; stop: () => void } {
+function nextChange(core: EngineCore, workspaceId: string, signal: AbortSignal): { happened: Promise<void>; stop: () => void } {
+  const { store } = core;
+  const subject = `event:${workspaceId}`;
   let stop!: () => void;
   const happened = new Promise<void>((resolve) => {
+    const onAction = (action: ActionRecord): void => {
+      if (action.workspace_id === workspaceId) stop();
+    };
+    let stopFeed = (): void => undefined;
     stop = (): void => {
       clearTimeout(timer);
-      core.lifecycle.events.off("change", stop);
+      core.lifecycle.events.off("change", onAction);
+      stopFeed();
       signal.removeEventListener("abort", stop);
       resolve();
     };
     const timer = setTimeout(stop, POLL_MS);
-    core.lifecycle.events.on("change", stop);
+    core.lifecycle.events.on("change", onAction);
+    stopFeed = store.changes.on((change) => {
+      if (change === undefined || (change.subject === subject && change.origin !== store.origin)) stop();
+    });
     signal.addEventListener("abort", stop, { once: true });
   });
   return { happened, stop };

@@ -11,6 +11,8 @@ interface OpenElicitation {
   signInUrl: string;
   /** Stops the elicitation request if the client has not answered it when the challenge ends. */
   pending: AbortController;
+  /** Ends the following of the action's changes made elsewhere (its end may be another coordinator's). */
+  unfollow: () => void;
 }
 
 /** How long a client may take to show the URL elicitation; a challenge's default deadline. */
@@ -36,6 +38,7 @@ export class ChallengeElicitor {
       const open = this.#open.get(action.id);
       if (!open || action.status === "needs_input") return;
       this.#open.delete(action.id);
+      open.unfollow();
       open.pending.abort(new Error("the challenge has ended"));
       server.createElicitationCompletionNotifier(open.elicitationId)().catch((error: unknown) => {
         this.logger.debug({ err: error, action_id: action.id }, "elicitation completion not sent");
@@ -61,8 +64,10 @@ export class ChallengeElicitor {
     if ((await this.engine.getAction(this.principal, action.id)).status !== "needs_input") return;
     // Another call may have offered the same challenge while this one read it: still once per link.
     if (this.#open.get(action.id)?.signInUrl === challenge.sign_in_url) return;
-    const open: OpenElicitation = { elicitationId: randomUUID(), signInUrl: challenge.sign_in_url, pending: new AbortController() };
-    this.#open.get(action.id)?.pending.abort(new Error("superseded"));
+    const open: OpenElicitation = { elicitationId: randomUUID(), signInUrl: challenge.sign_in_url, pending: new AbortController(), unfollow: this.engine.follow({ actionId: action.id }) };
+    const superseded = this.#open.get(action.id);
+    superseded?.unfollow();
+    superseded?.pending.abort(new Error("superseded"));
     this.#open.set(action.id, open);
     const message = `The ${action.platform} sign-in for action ${action.id} (${action.type}) needs you: ${challenge.message} ${HOW_TO_ANSWER[challenge.kind]} Answer before ${challenge.expires_at}.`;
     this.server
@@ -89,7 +94,10 @@ export class ChallengeElicitor {
 
   dispose(): void {
     this.#unsubscribe();
-    for (const open of this.#open.values()) open.pending.abort(new Error("session closed"));
+    for (const open of this.#open.values()) {
+      open.unfollow();
+      open.pending.abort(new Error("session closed"));
+    }
     this.#open.clear();
   }
 }

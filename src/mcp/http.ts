@@ -9,6 +9,7 @@ import type { Engine } from "../engine/engine.js";
 import type { Logger } from "../engine/logger.js";
 import { callerOf, tooManyRequests, type RateLimiter } from "../engine/access/index.js";
 import { SessionEventStore } from "./event-store.js";
+import { followingBus } from "./following-bus.js";
 import { actionUri } from "./resources.js";
 
 export interface McpHttpOptions extends OriginPolicy {
@@ -112,6 +113,8 @@ export function mountMcpHttp(app: Hono, engine: Engine, options: McpHttpOptions)
       handler: createMcpHandler(instance, {
         legacy: "reject",
         maxRequestBodySize: MAX_BODY_BYTES,
+        // Another coordinator's changes of the key's workspace are read here while a stream listens.
+        bus: followingBus(() => engine.follow({ workspaceId: principal.workspaceId })),
         onerror: (error) => logger.debug({ err: error }, "MCP HTTP request refused"),
       }),
     };

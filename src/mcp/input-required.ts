@@ -128,11 +128,14 @@ async function pastChallenge(engine: Engine, principal: Principal, state: Challe
       signal.removeEventListener("abort", done);
       engine.getAction(principal, state.action).then(resolve, reject);
     };
-    const stop = engine.onChange((action) => {
-      if (action.id !== state.action) return;
-      if (action.status !== "needs_input") left = true;
-      void settled().then((yes) => yes && done(), () => undefined);
-    });
+    const stop = engine.onChange(
+      (action) => {
+        if (action.id !== state.action) return;
+        if (action.status !== "needs_input") left = true;
+        void settled().then((yes) => yes && done(), () => undefined);
+      },
+      { actionId: state.action },
+    );
     const timer = setTimeout(done, waitMs);
     signal.addEventListener("abort", done, { once: true });
     // Looked at once listening: a change between the two is not missed.

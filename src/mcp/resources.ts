@@ -29,7 +29,13 @@ function actionIdOf(uri: string): string {
  * (lives as long as its connection) listens to the engine. Returns the clean-up for its close.
  */
 export function registerActionResources(mcp: McpServer, engine: Engine, principal: Principal, logger: Logger, options: { era: McpEra; follow: boolean }): () => void {
-  const subscribed = new Set<string>();
+  /** Each subscribed action, with the end of its following (another coordinator's changes of it are announced here while subscribed). */
+  const subscribed = new Map<string, () => void>();
+  const subscribe = (id: string): void => void subscribed.set(id, subscribed.get(id) ?? (options.follow ? engine.follow({ actionId: id }) : () => undefined));
+  const unsubscribe = (id: string): void => {
+    subscribed.get(id)?.();
+    subscribed.delete(id);
+  };
 
   const readAction = async (uri: string) => {
     const action = await engine.present(await engine.getAction(principal, actionIdOf(uri)), "mcp");
@@ -67,32 +73,40 @@ export function registerActionResources(mcp: McpServer, engine: Engine, principa
       // Listening before the action is read: a change while it is read is not missed.
       const id = actionIdOf(request.params.uri);
       const already = subscribed.has(id);
-      subscribed.add(id);
+      subscribe(id);
       try {
         const action = await engine.getAction(principal, id);
         // An action that has ended never changes again: nothing to wait for.
-        if (isTerminal(action.status) && !already) subscribed.delete(id);
+        if (isTerminal(action.status) && !already) unsubscribe(id);
         return {};
       } catch (error) {
-        if (!already) subscribed.delete(id);
+        if (!already) unsubscribe(id);
         throw toMcpError(error);
       }
     });
     mcp.server.setRequestHandler("resources/unsubscribe", (request) => {
       const match = ACTION_URI.exec(request.params.uri);
-      if (match) subscribed.delete(decodeURIComponent(match[1]!));
+      if (match) unsubscribe(decodeURIComponent(match[1]!));
       return {};
     });
   }
   if (!options.follow) return () => undefined;
 
-  return engine.onChange((action) => {
-    if (options.era === "legacy") {
-      if (!subscribed.has(action.id) || !engine.mayRead(principal, action)) return;
-      if (isTerminal(action.status)) subscribed.delete(action.id);
-    } else if (!engine.mayRead(principal, action)) return;
-    mcp.server.sendResourceUpdated({ uri: actionUri(action.id) }).catch((error: unknown) => {
-      logger.debug({ err: error, action_id: action.id }, "resource update not sent");
-    });
-  });
+  const stop = engine.onChange(
+    (action) => {
+      if (options.era === "legacy") {
+        if (!subscribed.has(action.id) || !engine.mayRead(principal, action)) return;
+        if (isTerminal(action.status)) unsubscribe(action.id);
+      } else if (!engine.mayRead(principal, action)) return;
+      mcp.server.sendResourceUpdated({ uri: actionUri(action.id) }).catch((error: unknown) => {
+        logger.debug({ err: error, action_id: action.id }, "resource update not sent");
+      });
+    },
+    // The 2026 era is told of every action the key may read: the workspace's, wherever they change.
+    options.era === "legacy" ? undefined : { workspaceId: principal.workspaceId },
+  );
+  return () => {
+    stop();
+    for (const id of [...subscribed.keys()]) unsubscribe(id);
+  };
 }

@@ -42,6 +42,24 @@ export function parseChange(payload: string): Change {
   return { subject: payload.slice(0, bar), origin: application.startsWith(ORIGIN_PREFIX) ? application.slice(ORIGIN_PREFIX.length) : undefined };
 }
 
+/** What an `action:` subject says (migrations/postgres 011): the action, its status, and the runner holding it (none: undefined). */
+export interface ActionChange {
+  actionId: string;
+  status: string | undefined;
+  runnerId: string | undefined;
+}
+
+/** The action a subject `action:<id>:<status>:<runner_id>` names (an older `action:<id>` names only the action); undefined for other subjects. */
+export function actionChange(subject: string): ActionChange | undefined {
+  if (!subject.startsWith("action:")) return undefined;
+  const [, actionId = "", status = "", ...runner] = subject.split(":");
+  const runnerId = runner.join(":");
+  return { actionId, status: status || undefined, runnerId: runnerId || undefined };
+}
+
+/** The subject of queued work its writer could not take itself (`Store.wakeClaimers`): any coordinator with a free run slot may claim it. */
+export const QUEUED_SUBJECT = "queued";
+
 /**
  * Wake-ups for what other processes commit (DESIGN §11). On SQLite, one machine: SQLite's
  * `data_version`, looked at every `LOOK_MS` while someone listens (it changes only when another

@@ -23,6 +23,7 @@ import { WorkspaceRepository } from "./repositories/workspaces.js";
 import { RateLimitRepository } from "./repositories/rate-limits.js";
 import { InboxRepository } from "./repositories/inbox.js";
 import { PaceCooldownRepository } from "./repositories/pace-cooldowns.js";
+import { WakeUpRepository } from "./repositories/wake-ups.js";
 
 export { openDatabase, type Db } from "./adapters/sqlite-file.js";
 export { CommitUnknownError, DatabaseUnreachableError, isBusy, retryWhileBusy } from "./adapters/busy.js";
@@ -52,6 +53,7 @@ export type { KeyListing } from "./repositories/workspaces.js";
 export type { WebSessionRecord } from "./repositories/web-sessions.js";
 export type { EventCursor, EventRecord, EventType } from "./repositories/events.js";
 export { OUTBOX_START, cursorOf } from "./repositories/events.js";
+export { QUEUED_SUBJECT, actionChange, type ActionChange, type Change } from "./change-feed.js";
 export type { AccountChanges } from "./repositories/accounts.js";
 export type { FeedbackRecord } from "./repositories/feedback.js";
 export type { Candidate, InboxTokens, NewMessage } from "./repositories/inbox.js";
@@ -80,6 +82,8 @@ export class Store {
   readonly rateLimits: RateLimitRepository;
   readonly inbox: InboxRepository;
   readonly paceCooldowns: PaceCooldownRepository;
+  /** Wake-ups a writer sends itself (PostgreSQL), beside the triggers' own. */
+  readonly wakeUps: WakeUpRepository;
 
   constructor(
     readonly adapter: StoreAdapter,
@@ -105,6 +109,7 @@ export class Store {
     this.webhooks = new WebhookRepository(q, sealer);
     this.feedback = new FeedbackRepository(q, sealer);
     this.rateLimits = new RateLimitRepository(q);
+    this.wakeUps = new WakeUpRepository(q);
   }
 
   get dialect(): Dialect {

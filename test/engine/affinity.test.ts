@@ -52,6 +52,22 @@ describe("claims and warm accounts", () => {
     for (let i = 0; i < 5; i++) expect(await ranOn(b, await post(b, warm, `through B ${i}`))).toBe(runnerOf(a));
   });
 
+  it("an action created through B for an account warm on A wakes A at once, not at A's next heartbeat", { timeout: 120_000 }, async () => {
+    // Heartbeats (the claims' backstop) 10 s apart: an action that starts sooner was started by a wake-up.
+    const heartbeatMs = 10_000;
+    const a = await coordinator({ engine: { runner: { heartbeatMs } } });
+    const warm = await account(a, "warm");
+    expect(await ranOn(a, await post(a, warm, "first"))).toBe(runnerOf(a));
+    const b = await coordinator({ engine: { runner: { heartbeatMs } } }, a);
+    for (let i = 0; i < 3; i++) {
+      const created = Date.now();
+      const id = await post(b, warm, `through B ${i}`);
+      await eventually(async () => (await b.store.actions.get(id))?.status !== "queued", { what: `${id} to start`, timeoutMs: 60_000 });
+      expect(Date.now() - created, `through B ${i}`).toBeLessThan(heartbeatMs / 2);
+      expect(await ranOn(b, id)).toBe(runnerOf(a));
+    }
+  });
+
   it("moves to B when A is saturated, and when A is gone", { timeout: 120_000 }, async () => {
     const held = gate();
     const executor = new ScriptedExecutor().on("holds A's slot", async () => {

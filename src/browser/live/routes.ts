@@ -141,13 +141,16 @@ export function mountLive(
     }
     const unsubscribe =
       target.kind === "challenge"
-        ? engine.onChange((action) => {
-            if (action.id !== target.action.id) return;
-            void liveState(engine, target).then((state) => {
-              send(state);
-              if (state.final) socket.close(1000, "ended");
-            }, () => undefined);
-          })
+        ? engine.onChange(
+            (action) => {
+              if (action.id !== target.action.id) return;
+              void liveState(engine, target).then((state) => {
+                send(state);
+                if (state.final) socket.close(1000, "ended");
+              }, () => undefined);
+            },
+            { actionId: target.action.id },
+          )
         : () => undefined;
     socket.on("message", (data) => {
       try {

@@ -1,4 +1,4 @@
-import { OUTBOX_START, type EventCursor, type Store } from "../../store/index.js";
+import { OUTBOX_START, actionChange, type Change, type EventCursor, type Store } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
 import { changeKey, type Lifecycle } from "./lifecycle.js";
 
@@ -18,6 +18,13 @@ const REMEMBERED = 10_000;
  * still running may yet be placed before is read again at the next look. Those are announced at
  * once all the same (a member stalled in a transaction holds the place back, not the fleet's
  * waits), each once: `#early` remembers them until the place moves over them.
+ *
+ * On PostgreSQL a notification says what changed and who wrote it (migrations/postgres 011): it
+ * looks only when the change concerns something this process follows (`Lifecycle.follows`: an
+ * action someone here waits on or subscribes to, a workspace someone here follows) or an action it
+ * runs, never for its own commits (they were announced as they committed), and announces only
+ * those. A call without a notification (the feed listened again after a gap, its slow poll), and
+ * every call on SQLite (one machine, no payloads), looks as before; SQLite announces every change.
  */
 export class ChangesElsewhere {
   #cursor: EventCursor = OUTBOX_START;
@@ -29,21 +36,51 @@ export class ChangesElsewhere {
   /** Action id → the record last announced, here or from elsewhere (its `changeKey`). */
   readonly #announced = new Map<string, string>();
   readonly #onOwnChange = (action: ActionRecord): void => this.#remember(action);
+  /** Only what is followed or run here is read and announced (PostgreSQL); everything (SQLite). */
+  readonly #routed: boolean;
+  #lookSoon = false;
 
   constructor(
     private readonly store: Store,
     private readonly lifecycle: Lifecycle,
-  ) {}
+    /** Whether the action is one of this process's runs (`runnerId`: the runner a notification says holds it). */
+    private readonly runsHere: (actionId: string, runnerId?: string) => boolean = () => false,
+  ) {
+    this.#routed = store.dialect === "postgres";
+  }
 
   async start(): Promise<void> {
     this.#cursor = (await this.store.events.newest())?.cursor ?? OUTBOX_START;
     this.lifecycle.events.on("change", this.#onOwnChange);
-    this.#stopFeed = this.store.changes.on(() => void this.look());
+    this.#stopFeed = this.store.changes.on((change) => this.#changed(change));
   }
 
   stop(): void {
     this.#stopFeed?.();
     this.lifecycle.events.off("change", this.#onOwnChange);
+  }
+
+  #changed(change: Change | undefined): void {
+    if (change !== undefined && (change.origin === this.store.origin || !this.#concerns(change.subject))) return;
+    // The notifications of one commit (its action's, its challenge's, its event's) arrive together: one look for all.
+    if (this.#lookSoon) return;
+    this.#lookSoon = true;
+    setImmediate(() => {
+      this.#lookSoon = false;
+      void this.look();
+    });
+  }
+
+  /** Whether a notification's subject is a change someone here follows. */
+  #concerns(subject: string): boolean {
+    const action = actionChange(subject);
+    if (action) return this.lifecycle.follows.followsAction(action.actionId) || this.runsHere(action.actionId, action.runnerId);
+    return subject.startsWith("event:") && this.lifecycle.follows.followsWorkspace(subject.slice("event:".length));
+  }
+
+  /** Whether a change read from the outbox is announced here. */
+  #wanted(actionId: string, workspaceId: string): boolean {
+    return !this.#routed || this.lifecycle.follows.follows(actionId, workspaceId) || this.runsHere(actionId);
   }
 
   /** Announces what other processes changed since the last look (one look at a time; once more if asked meanwhile). Resolves when the look under way is done. */
@@ -77,7 +114,7 @@ export class ChangesElsewhere {
         // Announced once: while it was not final (not again at every look till then), or now.
         if (change.final ? this.#early.delete(change.cursor.seq) : this.#early.has(change.cursor.seq)) continue;
         if (!change.final) this.#early.add(change.cursor.seq);
-        changed.push(change.actionId);
+        if (this.#wanted(change.actionId, change.workspaceId)) changed.push(change.actionId);
       }
       for (const id of new Set(changed)) {
         const action = await this.store.actions.get(id);

@@ -7,5 +7,6 @@ export { Lifecycle, type ChangeOrigin, type Guard, type Outcome } from "./lifecy
 export { Runner, type RunnerOptions } from "./runner.js";
 export { Pacing, type PaceHold } from "./pacing.js";
 export { ChangesElsewhere } from "./changes-elsewhere.js";
+export { Follows, type Interest } from "./follows.js";
 export { INTERRUPTED_AFTER_COMMIT } from "./recovery.js";
 export { paramsSchema, platformReference, type ActionExecutor, type ChallengeRequest, type ExecutionContext, type PlatformInfo } from "./executor.js";

@@ -7,6 +7,7 @@ import type { Store } from "../../store/index.js";
 import type { ActionRecord, ChallengeState } from "../../store/records.js";
 import type { Clock } from "../clock.js";
 import { recordAccountOutcome, recordActionEvent, recordClaimEvents } from "../outbox/index.js";
+import { Follows } from "./follows.js";
 import { recordPaceOutcome, type Pacing } from "./pacing.js";
 
 /** How an action ends. */
@@ -49,6 +50,8 @@ const CHALLENGE_END: Record<Outcome["status"], ChallengeState> = { succeeded: "r
  */
 export class Lifecycle {
   readonly events = new EventEmitter<{ change: [action: ActionRecord, origin: ChangeOrigin] }>();
+  /** What the listeners of `change` follow of other processes' changes (only those are read and announced, on PostgreSQL). */
+  readonly follows = new Follows();
   /** This process's changes written and not yet announced (`committingKey`): their commit is on its way. */
   readonly #committing = new Set<string>();
 

@@ -1,6 +1,6 @@
 import { LIVE_LINK_TTL_MS } from "../../domain/challenges.js";
 import { isTerminal } from "../../domain/status.js";
-import { isBusy, retryWhileBusy } from "../../store/index.js";
+import { QUEUED_SUBJECT, actionChange, isBusy, retryWhileBusy, type Change } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
 import { systemClock, type Clock } from "../clock.js";
 import type { ActionExecutor } from "./executor.js";
@@ -48,6 +48,11 @@ const PUMP_RETRY_MS = 250;
  * recovers what dead runners left, and takes answers and cancels from the store, wherever they
  * were written, woken by the store's change feed. Nothing it starts may end the process:
  * writes are retried while the database is busy, and every promise is handled.
+ *
+ * Woken only for what it must act on (DESIGN §11, "Scaling out adds capacity"): on PostgreSQL a
+ * notification names what changed and who wrote it, and the runner syncs only actions it holds,
+ * claims only when another coordinator left queued work it could not take itself (`offer`) or a
+ * sign-in hold was released, and leaves its own commits alone (it acted on them as it made them).
  */
 export class Runner {
   readonly #lease: Lease;
@@ -62,6 +67,11 @@ export class Runner {
   #pumping: Promise<void> | undefined;
   #pumpAgain = false;
   #pumpRetry: NodeJS.Timeout | undefined;
+  /** Queued work was written here since the last claim (`offer`): if it cannot all be taken here, the others are woken for it. */
+  #offered = false;
+  /** Actions a notification said changed elsewhere, to sync at the next turn of the event loop (those of one commit at once). */
+  readonly #toSync = new Set<string>();
+  #syncing: Promise<void> | undefined;
   readonly #wakeUp: PacedWakeUp;
 
   constructor(private readonly options: RunnerOptions) {
@@ -118,7 +128,7 @@ export class Runner {
     const heartbeatMs = this.options.heartbeatMs ?? 3_000;
     // Renewal on a timer of its own: recovery or a read held up by a busy database never delays it.
     this.#timers = [this.#every(heartbeatMs, () => this.renew()), this.#every(heartbeatMs, () => this.#heartbeat())];
-    this.#stopWatching = this.options.lifecycle.store.changes.on(() => void this.#changedElsewhere());
+    this.#stopWatching = this.options.lifecycle.store.changes.on((change) => this.#changed(change));
     this.pump();
   }
 
@@ -141,7 +151,7 @@ export class Runner {
     const { lifecycle, logger } = this.options;
     const clock = this.options.leaseClock ?? systemClock;
     await expireDeadLocalRunners(lifecycle, clock);
-    if ((await recoverOrphans(lifecycle, logger, clock)) > 0) this.pump();
+    if ((await recoverOrphans(lifecycle, logger, clock)) > 0) this.offer();
     this.options.onHeartbeat?.();
   }
 
@@ -180,6 +190,25 @@ export class Runner {
     return () => this.#holdsLost.delete(listener);
   }
 
+  /**
+   * The change feed's word. Without a notification (SQLite; PostgreSQL's feed after a gap or at its
+   * slow poll) anything may have changed: every run is synced and the queue claimed from. With one,
+   * only what concerns this runner: an action it holds (an answer or a cancel written elsewhere),
+   * queued work another coordinator could not take, a released sign-in hold. Its own commits wake
+   * nothing: it acted on them as it made them.
+   */
+  #changed(change?: Change): void {
+    if (change === undefined) return void this.#changedElsewhere();
+    if (change.origin === this.options.lifecycle.store.origin) return;
+    const action = actionChange(change.subject);
+    if (action) {
+      // A new action of an account warm here (migrations/postgres 015): the others pass it over for this runner.
+      if (action.status === "queued" && action.runnerId === this.#lease.id && !this.#runs.has(action.actionId)) return this.pump();
+      // Held here, or being claimed here now (its run starts once the claim's reply is back).
+      if (this.#runs.has(action.actionId) || action.runnerId === this.#lease.id) this.#syncSoon(action.actionId);
+    } else if (change.subject === QUEUED_SUBJECT || change.subject.startsWith("account:")) this.pump();
+  }
+
   /** Another process committed: answers for waiting runs, actions that ended elsewhere, new work. */
   async #changedElsewhere(): Promise<void> {
     try {
@@ -190,12 +219,41 @@ export class Runner {
     this.pump();
   }
 
-  async #sync(): Promise<void> {
+  /** Syncs `actionId` with the store soon: the notifications of one commit (its action's, its challenge's) make one read. */
+  #syncSoon(actionId: string): void {
+    const first = this.#toSync.size === 0;
+    this.#toSync.add(actionId);
+    if (first && !this.#syncing) setImmediate(() => void this.#syncNotified());
+  }
+
+  async #syncNotified(): Promise<void> {
+    if (this.#syncing || this.#toSync.size === 0) return;
+    const ids = new Set(this.#toSync);
+    this.#toSync.clear();
+    this.#syncing = (async () => {
+      // A claim under way has its runs started first: the sync judges them too.
+      await this.#pumping;
+      await this.#sync(ids);
+    })()
+      .catch((error: unknown) => {
+        if (!isBusy(error)) this.options.logger.error({ err: error }, "could not read what other processes changed");
+        // Tried again at the next notification, or at the heartbeat's sync.
+      })
+      .finally(() => {
+        this.#syncing = undefined;
+        if (this.#toSync.size > 0) void this.#syncNotified();
+      });
+    await this.#syncing;
+  }
+
+  /** Syncs the runs (`only`: those of these actions) with the store: ended or taken elsewhere, they stop; answered, they get the answer. */
+  async #sync(only?: ReadonlySet<string>): Promise<void> {
     if (this.#runs.size === 0) return;
     const { store } = this.options.lifecycle;
     // The runs as they are before the read: each was claimed (committed) before it, so the status
     // read is its claim's or later. A run claimed meanwhile is not judged by a status read before.
-    const runs = [...this.#runs];
+    const runs = [...this.#runs].filter(([id]) => only === undefined || only.has(id));
+    if (runs.length === 0) return;
     const statuses = await store.actions.statuses(runs.map(([id]) => id));
     for (const [id, run] of runs) {
       const status = statuses.get(id);
@@ -232,10 +290,33 @@ export class Runner {
       });
   }
 
+  /**
+   * Queued work was written here (a new action, actions recovered): claimed here at once when a run
+   * slot is free; what this runner cannot take (no free slot, or no runner running here) wakes the
+   * coordinators that may (DESIGN §11: other coordinators are woken only for work theirs to take).
+   */
+  offer(): void {
+    if (this.#stopped || !this.#started) return void this.#wakeClaimers();
+    this.#offered = true;
+    this.pump();
+  }
+
+  /** One notification that queued work waits for a free run slot: every coordinator with one claims. */
+  async #wakeClaimers(): Promise<void> {
+    await retryWhileBusy(() => this.options.lifecycle.store.wakeUps.wakeClaimers(), { giveUpAfterMs: 5_000 }).catch((error: unknown) =>
+      this.options.logger.warn({ err: error }, "could not wake the other coordinators for queued work; their heartbeat claims it"),
+    );
+  }
+
   async #claim(): Promise<void> {
     const { lifecycle, executor } = this.options;
     const free = this.#freeSlots();
-    if (free <= 0) return;
+    const offered = this.#offered;
+    this.#offered = false;
+    if (free <= 0) {
+      if (offered) await this.#wakeClaimers();
+      return;
+    }
     const busyHere = new Set(this.#heldAccounts.keys());
     for (const run of this.#runs.values()) busyHere.add(run.action.account_id);
     const runnerId = this.#lease.id;
@@ -248,7 +329,9 @@ export class Runner {
       leaseNow: () => this.#lease.now,
     });
     for (const action of taken) this.#start(action);
-    // Not at every pump (each commit anywhere wakes one): when this claim deferred, and at each heartbeat for others' deferrals.
+    // Every free slot filled: more may be queued, for another coordinator's free slots.
+    if (taken.length >= free) await this.#wakeClaimers();
+    // Not at every pump: when this claim deferred, and at each heartbeat for others' deferrals.
     if (deferred) await this.#wakeUp.set();
   }
 
@@ -333,7 +416,10 @@ export class Runner {
     this.#wakeUp.stop();
     this.#lease.stop();
     await this.#pumping;
+    const handedBack = this.#runs.size > 0;
     await handBack([...this.#runs.values()], this.options.lifecycle, this.options.logger, this.options.stopGraceMs ?? 10_000);
+    // What it requeued is for the others now.
+    if (handedBack) await this.#wakeClaimers();
     if (this.#started) await retryWhileBusy(() => this.#lease.end(), { giveUpAfterMs: 5_000 }).catch(() => undefined);
   }
 }

@@ -141,22 +141,22 @@ export class EventRepository {
   }
 
   /**
-   * Actions whose change was recorded after `after`, in any workspace, in the outbox's order. Those
+   * Actions whose change was recorded after `after`, in any workspace (each with its workspace), in the outbox's order. Those
    * of transactions a reader may not pass yet are included, marked not `final` (they come after all
    * the final ones): to announce a change at once, while a reader's place moves over final ones only.
    */
-  async actionsChangedAfter(after: EventCursor, limit: number): Promise<{ cursor: EventCursor; actionId: string; final: boolean }[]> {
+  async actionsChangedAfter(after: EventCursor, limit: number): Promise<{ cursor: EventCursor; actionId: string; workspaceId: string; final: boolean }[]> {
     const horizon = await this.#horizon();
     const rows = await this.#readerDb
       .selectFrom("events")
-      .select(["tx_order", "seq", "subject_id"])
+      .select(["tx_order", "seq", "subject_id", "workspace_id"])
       .where(isAfter(after))
       .where("type", "=", "action.updated")
       .orderBy("tx_order")
       .orderBy("seq")
       .limit(limit)
       .execute();
-    return rows.map((row) => ({ cursor: cursorOf(row), actionId: row.subject_id, final: horizon === undefined || row.tx_order < horizon }));
+    return rows.map((row) => ({ cursor: cursorOf(row), actionId: row.subject_id, workspaceId: row.workspace_id, final: horizon === undefined || row.tx_order < horizon }));
   }
 
   /** Drops events older than `before` with no delivery still to make. */
