@@ -2,6 +2,7 @@ import { timeIn } from "../database-time.js";
 import type { Queries } from "../queries.js";
 import type { Sealer } from "../crypto.js";
 import type { EventType } from "./events.js";
+import { nextDeliveryAt } from "./work-due.js";
 
 /** A webhook endpoint, without its secret. */
 export interface WebhookEndpointRecord {
@@ -67,10 +68,22 @@ const DELIVERY_COLUMNS = [
 
 /** Webhook endpoints (secrets sealed) and their deliveries: the durable queue of what to send where. */
 export class WebhookRepository {
+  readonly #queued = new Set<() => void>();
+
   constructor(
     private readonly q: Queries,
     private readonly sealer: Sealer,
   ) {}
+
+  /**
+   * Calls `listener` once deliveries this store queued have committed (`fanOut`): the dispatcher
+   * sends them at once, whatever change queued them. Other processes' are theirs to send (the
+   * heartbeat's survey backs them up). Returns the unsubscribe.
+   */
+  onQueued(listener: () => void): () => void {
+    this.#queued.add(listener);
+    return () => this.#queued.delete(listener);
+  }
 
   async insertEndpoint(endpoint: Omit<WebhookEndpointRecord, "failing_since" | "disabled_at" | "disabled_reason">, secret: string): Promise<void> {
     await this.q.db
@@ -169,7 +182,16 @@ export class WebhookRepository {
         })),
       )
       .execute();
+    this.q.afterCommit(() => {
+      for (const listener of this.#queued) listener();
+    });
     return endpoints.length;
+  }
+
+  /** When the earliest delivery that may be sent next is due (`nextDeliveryAt`); undefined when none waits. */
+  async nextDue(): Promise<string | undefined> {
+    const row = await this.q.db.selectNoFrom(nextDeliveryAt().as("at")).executeTakeFirst();
+    return row?.at ?? undefined;
   }
 
   /**
