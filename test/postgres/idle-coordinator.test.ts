@@ -6,7 +6,7 @@ import { coordinatorsOnPostgres } from "./support.js";
 /** Long enough to hold every timer's period at least once: the change feed's slow poll is 30 s. */
 const WINDOW_MS = 31_000;
 /** Start-up's own statements (migrations, first reads, a first heartbeat) are not idleness. */
-const SETTLE_MS = 4_000;
+const SETTLE_MS = 8_000;
 
 function breakdown(statements: readonly SentStatement[]): string {
   const byText = new Map<string, number>();
