@@ -13,7 +13,7 @@ import * as actions from "./actions.js";
 import { DatabaseClock, systemClock, type Clock } from "./clock.js";
 import type { EngineCore } from "./core.js";
 import { ChangesElsewhere, Lifecycle, Pacing, Runner, platformReference, type ActionExecutor, type Interest, type PlatformInfo, type RunnerOptions } from "./execution/index.js";
-import { PURGE_INTERVAL_MS, every, expireOverdueChallenges, purgeExpired } from "./housekeeping.js";
+import { DeadlineSweep, PURGE_INTERVAL_MS, every, expireOverdueChallenges, purgeExpired } from "./housekeeping.js";
 import { createActionOnce, settleAbandoned } from "./idempotency.js";
 import { Inbox, type InboxOptions } from "./inbox/index.js";
 import { silentLogger, type Logger } from "./logger.js";
@@ -39,7 +39,7 @@ export interface EngineOptions {
   freeCredits?: number;
   /** x402 top-ups (DESIGN §7); absent: not configured (top-ups answer 503 naming the variables). */
   x402?: X402Config;
-  /** How often deadlines are checked, in ms. */
+  /** How often the earliest known challenge deadline is compared with the clock, in ms (a statement only once one has passed). */
   sweepIntervalMs?: number;
   /** Webhook delivery (DESIGN §13): private targets allowed or not (default not), and how often due deliveries are looked for. */
   webhooks?: WebhookOptions;
@@ -75,7 +75,8 @@ export class Engine {
   /** Health checks of connected accounts (DESIGN §16). */
   readonly healthChecks: HealthChecks;
   readonly #endedJson = new WeakMap<ActionRecord, string>();
-  #sweep: NodeJS.Timeout | undefined;
+  readonly #deadlines: DeadlineSweep;
+  #stopDeadlineWatch: (() => void) | undefined;
   #purge: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: EngineOptions) {
@@ -96,10 +97,13 @@ export class Engine {
       publicUrl: () => this.core.publicUrl,
       internalUrl: () => this.core.internalUrl,
       inbox: { mayAnswer: (accountId, kind) => this.inbox.mayAnswer(accountId, kind), answerAtHand: (action, challenge) => this.inbox.answerAtHand(action, challenge) },
-      // A dead process's requests in flight will never answer: settle them, and finish its payments.
-      onHeartbeat: () => {
-        settleAbandoned(this.core).catch((error: unknown) => logger.warn({ err: error }, "could not settle a dead process's requests; the next heartbeat tries again"));
-        this.topUps.reconcileInBackground();
+      // What the lease's renewal found due: a dead process's requests in flight will never answer
+      // (settle them, and finish its payments); a challenge's deadline; a webhook delivery's attempt.
+      onHeartbeat: (due) => {
+        if (due.abandonedKeys) settleAbandoned(this.core).catch((error: unknown) => logger.warn({ err: error }, "could not settle a dead process's requests; the next heartbeat tries again"));
+        if (due.paymentsInFlight) this.topUps.reconcileInBackground();
+        this.#deadlines.learn(due.nextDeadline);
+        this.webhooks.dueAt(due.nextDelivery);
       },
     });
     this.core = {
@@ -125,6 +129,7 @@ export class Engine {
     this.healthChecks = new HealthChecks(this.core, options.healthChecks ?? { intervalMinutes: 60 });
     // Its runs are followed wherever they change: an answer or a cancel elsewhere still reaches its metrics here.
     this.#elsewhere = new ChangesElsewhere(options.store, this.core.lifecycle, (actionId, runnerId) => runner.isRunning(actionId) || (runnerId !== undefined && runnerId === runner.runnerId));
+    this.#deadlines = new DeadlineSweep(this.core, options.sweepIntervalMs ?? 500);
     this.topUps = new TopUps(this.core, options.x402 ?? { settings: undefined, missing: [...X402_VARIABLES], maxCredits: 100_000, timeoutMs: 30_000 });
   }
 
@@ -163,7 +168,14 @@ export class Engine {
     await purgeExpired(this.core);
     // Payments a crashed process left between verify and settle: settled (credited once) or failed.
     this.topUps.reconcileInBackground();
-    this.#sweep = every(this.options.sweepIntervalMs ?? 500, "deadline check", this.core.logger, () => this.expireOverdueChallenges());
+    // An action paused at a challenge: its deadline is the sweep's to watch.
+    const onPause = (action: ActionRecord): void => {
+      if (action.status === "needs_input") this.#deadlines.refresh().catch((error: unknown) => this.core.logger.warn({ err: error }, "could not read the next challenge deadline; the next heartbeat does"));
+    };
+    this.core.lifecycle.events.on("change", onPause);
+    this.#stopDeadlineWatch = () => this.core.lifecycle.events.off("change", onPause);
+    this.#deadlines.start();
+    await this.#deadlines.refresh();
     this.#purge = every(PURGE_INTERVAL_MS, "purge", this.core.logger, () => purgeExpired(this.core));
     this.webhooks.start();
     await this.#elsewhere.start();
@@ -173,7 +185,8 @@ export class Engine {
   async stop(): Promise<void> {
     this.healthChecks.stop();
     this.#elsewhere.stop();
-    clearInterval(this.#sweep);
+    this.#stopDeadlineWatch?.();
+    this.#deadlines.stop();
     clearInterval(this.#purge);
     await this.webhooks.stop();
     await this.core.runner.stop();

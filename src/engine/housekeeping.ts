@@ -1,4 +1,5 @@
 import { ActionFailure } from "../domain/errors.js";
+import { isBusy } from "../store/index.js";
 import type { ActionRecord } from "../store/records.js";
 import { purgeExpiredKeys } from "./idempotency.js";
 import type { EngineCore } from "./core.js";
@@ -60,4 +61,62 @@ export async function expireOverdueChallenges(core: EngineCore): Promise<number>
     }
   }
   return expired;
+}
+
+/**
+ * Challenge deadlines (DESIGN §3: `needs_input → failed` with `challenge_timeout` when `expires_at`
+ * passes). The sweep ticks every `intervalMs` on the engine's clock and looks for overdue
+ * challenges only once the earliest deadline it knows of has passed: an idle coordinator sends
+ * nothing for it. It learns deadlines from the store at start, after each sweep, when an action
+ * pauses here (`refresh`), and from every heartbeat's survey of the store (`learn`), so a
+ * challenge another coordinator opened is known within a heartbeat.
+ */
+export class DeadlineSweep {
+  /** The earliest deadline known, in ms on the engine's clock; undefined: none open. */
+  #next: number | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #sweeping = false;
+
+  constructor(
+    private readonly core: EngineCore,
+    private readonly intervalMs: number,
+  ) {}
+
+  start(): void {
+    this.#timer = setInterval(() => void this.#tick(), this.intervalMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  /** A deadline seen elsewhere (the heartbeat's survey): the sweep looks once it has passed. */
+  learn(at: string | undefined): void {
+    if (at === undefined) return;
+    const ms = Date.parse(at);
+    if (!Number.isNaN(ms) && (this.#next === undefined || ms < this.#next)) this.#next = ms;
+  }
+
+  /** Reads the earliest open deadline now (a challenge was opened here). */
+  async refresh(): Promise<void> {
+    this.learn(await this.core.store.challenges.nextDeadline());
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#sweeping || this.#next === undefined || this.core.lifecycle.clock.now().getTime() < this.#next) return;
+    const due = this.#next;
+    this.#next = undefined;
+    this.#sweeping = true;
+    try {
+      await expireOverdueChallenges(this.core);
+      await this.refresh();
+    } catch (error) {
+      // Looked for again at the next tick.
+      this.learn(new Date(due).toISOString());
+      if (!isBusy(error)) this.core.logger.warn({ err: error }, "deadline check failed; it runs again shortly");
+    } finally {
+      this.#sweeping = false;
+    }
+  }
 }

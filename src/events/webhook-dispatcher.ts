@@ -4,6 +4,7 @@ import { Webhook } from "standardwebhooks";
 import type { Store, WebhookDeliveryRecord } from "../store/index.js";
 import type { Clock } from "../engine/clock.js";
 import type { Logger } from "../engine/logger.js";
+import { WakeAt } from "../engine/execution/wake-up.js";
 import { presentEvent } from "./present-event.js";
 import { postWebhook } from "./webhook-target.js";
 import { writeHere, type Attempt, type DeliveryWriter } from "./webhook-writes.js";
@@ -16,7 +17,6 @@ const MAX_SIGNERS = 1_000;
 export interface DispatcherOptions {
   /** Private and loopback targets allowed (`ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE`). */
   allowPrivate: boolean;
-  intervalMs?: number;
   timeoutMs?: number;
   /** The waits between attempts (tests shorten them); `RETRY_DELAYS_MS` (`webhook-writes.ts`) by default. */
   retryDelaysMs?: readonly number[];
@@ -37,11 +37,15 @@ export interface DispatcherParts {
 /**
  * Sends the outbox's webhook deliveries (DESIGN §13) from the store: each claimed with a lease, so
  * several processes share the work and a crashed one's claims are taken over; in order per action
- * and endpoint; signed per Standard Webhooks; retried with backoff until a 2xx.
+ * and endpoint; signed per Standard Webhooks; retried with backoff until a 2xx. Nothing polls: a
+ * round starts when a change commits here (`kick`), when the earliest attempt it left for later
+ * comes due (read after every round that sent something), and when the heartbeat's survey of the
+ * store says one is due (`Webhooks.dueAt`: another coordinator's retry, or a claim whose dispatcher died).
  */
 export class WebhookDispatcher {
   readonly #id = `dispatcher_${randomBytes(8).toString("hex")}`;
-  #timer: NodeJS.Timeout | undefined;
+  /** The next attempt due after a round (a retry's backoff, another dispatcher's claim ending). */
+  readonly #next: WakeAt;
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
@@ -60,12 +64,12 @@ export class WebhookDispatcher {
     private readonly options: DispatcherOptions,
   ) {
     this.#write = parts.write ?? writeHere(parts.store);
+    this.#next = new WakeAt(parts.clock, () => this.kick());
   }
 
+  /** Sends what is due now (what waited while no process ran). */
   start(): void {
     this.#stopped = false;
-    this.#timer = setInterval(() => this.kick(), this.options.intervalMs ?? 500);
-    this.#timer.unref();
     this.kick();
   }
 
@@ -89,7 +93,7 @@ export class WebhookDispatcher {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearInterval(this.#timer);
+    this.#next.stop();
     await this.#running;
   }
 
@@ -101,13 +105,18 @@ export class WebhookDispatcher {
    */
   async #drain(): Promise<void> {
     const { clock } = this.parts;
+    let sent = false;
     while (!this.#stopped) {
       const now = clock.now();
       const claimed = await this.#write("claim", { runnerId: this.#id, now: now.toISOString(), leaseUntil: new Date(now.getTime() + LEASE_MS).toISOString(), limit: BATCH });
-      if (claimed.length === 0) return;
+      if (claimed.length === 0) break;
       const attempts = (await Promise.all(claimed.map((delivery) => this.#deliver(delivery)))).filter((attempt) => attempt !== undefined);
       await this.#write("record", { runnerId: this.#id, now: clock.now().toISOString(), retryDelaysMs: this.options.retryDelaysMs, attempts });
+      sent = true;
     }
+    // A failed attempt is tried again later, and a delivery behind a sent one may be due: one
+    // timer for the earliest. A round that sent nothing leaves it as it was (no statement).
+    if (sent && !this.#stopped) this.#next.at(await this.parts.store.webhooks.nextDue());
   }
 
   async #deliver(delivery: WebhookDeliveryRecord): Promise<Attempt | undefined> {

@@ -6,11 +6,12 @@ import type { EventType, WebhookDeliveryRecord, WebhookEndpointRecord } from "..
 import { requirePermission } from "../engine/access/index.js";
 import type { EngineCore } from "../engine/core.js";
 import { newId } from "../engine/ids.js";
+import { WakeAt } from "../engine/execution/wake-up.js";
 import { TargetRefused, parseWebhookUrl, resolveTarget } from "./webhook-target.js";
 import { WebhookDispatcher, type DispatcherOptions } from "./webhook-dispatcher.js";
 import { WebhookThread, type ThreadStore } from "./webhook-thread.js";
 
-/** Webhook delivery (DESIGN §13): private targets allowed or not (default not), and how often due deliveries are looked for. */
+/** Webhook delivery (DESIGN §13): private targets allowed or not (default not), the waits between attempts, and where its thread is. */
 export type WebhookOptions = DispatcherOptions & {
   /** Where a delivery thread finds the store: given, deliveries run on their own thread (`webhook-thread.ts`); else on this event loop, on the engine's clock. */
   thread?: ThreadStore | undefined;
@@ -21,6 +22,9 @@ export class Webhooks {
   readonly #delivery: WebhookDispatcher | WebhookThread;
   readonly #allowPrivate: boolean;
   #kick = (): void => this.#delivery.kick();
+  /** When the heartbeat's survey says a delivery is due (`dueAt`). */
+  readonly #due: WakeAt;
+  #stopQueued: (() => void) | undefined;
 
   constructor(
     private readonly core: EngineCore,
@@ -31,16 +35,27 @@ export class Webhooks {
     this.#delivery = thread
       ? new WebhookThread(core.store, thread, dispatcher, core.logger, () => core.publicUrl)
       : new WebhookDispatcher({ store: core.store, clock: core.lifecycle.clock, logger: core.logger, publicUrl: () => core.publicUrl }, dispatcher);
+    this.#due = new WakeAt(core.lifecycle.clock, this.#kick);
   }
 
-  /** Starts delivering; a committed change has its deliveries queued: they are sent then rather than at the next tick. */
+  /** Starts delivering; deliveries queued here are sent once they commit. */
   start(): void {
     this.#delivery.start();
-    this.core.lifecycle.events.on("change", this.#kick);
+    this.#stopQueued = this.core.store.webhooks.onQueued(this.#kick);
+  }
+
+  /**
+   * The earliest delivery that may be sent next is due at `at` (the heartbeat's survey of the
+   * store): a round starts then. So a retry another coordinator left, or a claim whose dispatcher
+   * died, is sent without anybody polling for it.
+   */
+  dueAt(at: string | undefined): void {
+    this.#due.at(at);
   }
 
   async stop(): Promise<void> {
-    this.core.lifecycle.events.off("change", this.#kick);
+    this.#due.stop();
+    this.#stopQueued?.();
     await this.#delivery.stop();
   }
 

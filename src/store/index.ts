@@ -48,6 +48,7 @@ export { Sealer, loadMasterKey, randomToken, sha256 } from "./crypto.js";
 export type * from "./records.js";
 export type { SignInLinkRecord } from "./repositories/sign-in-links.js";
 export type { RunnerRecord } from "./repositories/runners.js";
+export type { WorkDue } from "./repositories/work-due.js";
 export type { PaymentRecord } from "./repositories/payments.js";
 export type { KeyListing } from "./repositories/workspaces.js";
 export type { WebSessionRecord } from "./repositories/web-sessions.js";

@@ -5,7 +5,7 @@ import { countRows } from "../helpers/sql.js";
 
 let h: Harness;
 beforeEach(async () => {
-  h = await createHarness({ engine: { webhooks: { allowPrivate: true, intervalMs: 60_000 } } });
+  h = await createHarness({ engine: { webhooks: { allowPrivate: true } } });
 });
 afterEach(async () => {
   await h.destroy();

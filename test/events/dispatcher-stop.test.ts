@@ -46,7 +46,7 @@ it("a batch claimed while it stops is sent and recorded before stop() returns, a
     return output;
   }) as DeliveryWriter;
   // Signed at real time: the receiver checks the signature's timestamp against its own clock.
-  const dispatcher = new WebhookDispatcher({ store: h.store, write, clock: { now: () => new Date() }, logger: silentLogger, publicUrl: () => "http://127.0.0.1:8787" }, { allowPrivate: true, intervalMs: 60_000 });
+  const dispatcher = new WebhookDispatcher({ store: h.store, write, clock: { now: () => new Date() }, logger: silentLogger, publicUrl: () => "http://127.0.0.1:8787" }, { allowPrivate: true });
   dispatcher.start();
   await eventually(() => claimedCount > 0, { what: "the first claim" });
 

@@ -16,7 +16,7 @@ const receiver = new Receiver();
 let webhookId: string;
 
 beforeAll(async () => {
-  live = await startLiveService({ env: { ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: "true" }, server: { webhooks: { retryDelaysMs: RETRIES, intervalMs: 100 } } });
+  live = await startLiveService({ env: { ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: "true" }, server: { webhooks: { retryDelaysMs: RETRIES } } });
   await receiver.start();
   const created = await live.api("POST", "/v1/webhooks", { url: receiver.url });
   expect(created.status).toBe(201);

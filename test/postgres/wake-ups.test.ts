@@ -13,13 +13,13 @@ afterEach(async () => {
 });
 
 /**
- * A coordinator whose timers do not fire during a test (heartbeat, deadline sweep, webhook poll,
+ * A coordinator whose timers do not fire during a test (heartbeat, deadline sweep,
  * health checks): every statement it sends is one a wake-up made it send.
  */
 const QUIET: Partial<EngineOptions> = {
   sweepIntervalMs: 600_000,
   runner: { heartbeatMs: 600_000, leaseMs: 1_200_000 },
-  webhooks: { allowPrivate: false, intervalMs: 600_000 },
+  webhooks: { allowPrivate: false },
   healthChecks: { intervalMinutes: 0 },
 };
 

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { Store } from "../../store/index.js";
+import type { Store, WorkDue } from "../../store/index.js";
 import { DatabaseClock, type Clock } from "../clock.js";
 import { newId } from "../ids.js";
 import type { Logger } from "../logger.js";
@@ -77,19 +77,25 @@ export class Lease {
     this.#renewed(started, now);
   }
 
-  /** Renews the lease now (and says where live links are served); a lease already lost is given up. */
-  async renew(): Promise<void> {
+  /**
+   * Renews the lease now (and says where live links are served); a lease already lost is given up.
+   * Returns what the heartbeat may have to do, read with the renewal; undefined when it did not renew.
+   */
+  async renew(): Promise<WorkDue | undefined> {
     if (this.#givenUp) return this.#registerAgain();
     const { store, leaseMs } = this.options;
     const id = this.#id;
     const started = performance.now();
-    const now = await store.runners.renew(id, { now: this.now, leaseMs }, { public_url: this.options.publicUrl(), internal_url: this.options.internalUrl(), free_slots: this.#freeSlots() });
+    const renewed = await store.runners.renew(id, { now: this.now, leaseMs }, { public_url: this.options.publicUrl(), internal_url: this.options.internalUrl(), free_slots: this.#freeSlots() });
     // Given up while the renewal was on its way: its runs are stopped already, whatever it found.
     if (this.#givenUp || id !== this.#id) return this.#registerAgain();
-    if (now !== undefined) return this.#renewed(started, now);
+    if (renewed !== undefined) {
+      this.#renewed(started, renewed.now);
+      return renewed.due;
+    }
     this.options.logger.error({ runner_id: id }, "lease lost: giving up this runner's actions to recovery");
     this.#giveUp();
-    await this.#registerAgain();
+    return this.#registerAgain();
   }
 
   /** Whether the lease `id` names holds now (checked inside the transaction of a fenced write). */
@@ -161,11 +167,12 @@ export class Lease {
    * A new lease under a new id. The old one is ended first, in case a renewal extended it after it
    * was given up here: its runs write nothing more, so recovery may take its actions at once.
    */
-  async #registerAgain(): Promise<void> {
+  async #registerAgain(): Promise<undefined> {
     const old = this.#id;
     this.#id = newId("run");
     await this.options.store.runners.expire(old, this.now);
     await this.register();
     this.#givenUp = false;
+    return undefined;
   }
 }

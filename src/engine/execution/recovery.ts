@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { ActionRecord } from "../../store/records.js";
+import type { RunnerRecord, Store } from "../../store/index.js";
 import type { Clock } from "../clock.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
@@ -23,6 +24,26 @@ export async function expireDeadLocalRunners(lifecycle: Lifecycle, leaseClock: C
   for (const runner of await store.runners.list()) {
     if (runner.lease_expires_at <= now) continue;
     if (isDeadLocalProcess(runner.host, runner.pid)) await store.runners.expire(runner.id, now);
+  }
+}
+
+/**
+ * The runners registered, as this process last read them: read again only when the heartbeat's
+ * survey (`WorkDue.runners`) says who is registered changed. Whether one of them is a process
+ * proved gone from this machine is then asked of this machine, not of the database: an idle
+ * coordinator does not read the runners table at every heartbeat to learn that nobody died.
+ */
+export class RegisteredRunners {
+  #seen: string | undefined;
+  #runners: RunnerRecord[] = [];
+
+  /** Whether a runner registered under `fingerprint` is a process proved gone from this machine. */
+  async anyDeadHere(store: Store, fingerprint: string): Promise<boolean> {
+    if (fingerprint !== this.#seen) {
+      this.#runners = await store.runners.list();
+      this.#seen = fingerprint;
+    }
+    return this.#runners.some((runner) => isDeadLocalProcess(runner.host, runner.pid));
   }
 }
 

@@ -1,13 +1,13 @@
 import { LIVE_LINK_TTL_MS } from "../../domain/challenges.js";
 import { isTerminal } from "../../domain/status.js";
-import { QUEUED_SUBJECT, actionChange, isBusy, retryWhileBusy, type Change } from "../../store/index.js";
+import { QUEUED_SUBJECT, actionChange, isBusy, retryWhileBusy, type Change, type WorkDue } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
 import { systemClock, type Clock } from "../clock.js";
 import type { ActionExecutor } from "./executor.js";
 import { Lease } from "./lease.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
-import { expireDeadLocalRunners, handBack, recoverOrphans } from "./recovery.js";
+import { RegisteredRunners, expireDeadLocalRunners, handBack, recoverOrphans } from "./recovery.js";
 import { NO_INBOX, Run, type RunParts } from "./run.js";
 import { PacedWakeUp } from "./wake-up.js";
 
@@ -31,11 +31,26 @@ export interface RunnerOptions {
   /** Where this process serves live links (read at each heartbeat: it is known only once listening). */
   publicUrl: () => string;
   internalUrl: () => string;
-  /** Called on every heartbeat, after recovery (e.g. settling a dead process's requests). */
-  onHeartbeat?: () => void;
+  /**
+   * Called at start and on every heartbeat, after recovery, with what the lease's renewal found
+   * due (`ALL_DUE` at start): e.g. settling a dead process's requests, a challenge's deadline.
+   */
+  onHeartbeat?: (due: WorkDue) => void;
   /** The accounts' inboxes (DESIGN §15); none: nothing arrives by itself. */
   inbox?: RunParts["inbox"];
 }
+
+/** What start-up does not know yet: everything may be due. */
+export const ALL_DUE: WorkDue = {
+  recover: true,
+  abandonedKeys: true,
+  paymentsInFlight: true,
+  queued: true,
+  nextNotBefore: undefined,
+  nextDeadline: undefined,
+  nextDelivery: undefined,
+  runners: "",
+};
 
 /** When the queue could not be read or claimed (a locked database), it is tried again this soon. */
 const PUMP_RETRY_MS = 250;
@@ -73,6 +88,8 @@ export class Runner {
   readonly #toSync = new Set<string>();
   #syncing: Promise<void> | undefined;
   readonly #wakeUp: PacedWakeUp;
+  readonly #registered = new RegisteredRunners();
+  #beating = false;
 
   constructor(private readonly options: RunnerOptions) {
     this.#lease = new Lease({
@@ -125,9 +142,11 @@ export class Runner {
     this.#started = true;
     await retryWhileBusy(() => this.#lease.register());
     await this.#recover();
+    this.options.onHeartbeat?.(ALL_DUE);
     const heartbeatMs = this.options.heartbeatMs ?? 3_000;
-    // Renewal on a timer of its own: recovery or a read held up by a busy database never delays it.
-    this.#timers = [this.#every(heartbeatMs, () => this.renew()), this.#every(heartbeatMs, () => this.#heartbeat())];
+    // The heartbeat follows each renewal, from what it found due, without holding the next one up:
+    // recovery or a read held up by a busy database never delays a renewal.
+    this.#timers = [this.#every(heartbeatMs, () => this.renew())];
     this.#stopWatching = this.options.lifecycle.store.changes.on((change) => this.#changed(change));
     this.pump();
   }
@@ -152,21 +171,33 @@ export class Runner {
     const clock = this.options.leaseClock ?? systemClock;
     await expireDeadLocalRunners(lifecycle, clock);
     if ((await recoverOrphans(lifecycle, logger, clock)) > 0) this.offer();
-    this.options.onHeartbeat?.();
   }
 
-  async #heartbeat(): Promise<void> {
-    await this.#recover();
+  /**
+   * What the timers found by polling, from what the renewal found due (`WorkDue`): recovery when a
+   * lease ended or a runner of this machine is gone, the queue when it holds work that may start,
+   * the paced wake-up at the earliest `not_before`. With nothing due, no statement at all.
+   */
+  async #heartbeat(due: WorkDue): Promise<void> {
+    if (due.recover || (await this.#registered.anyDeadHere(this.options.lifecycle.store, due.runners))) await this.#recover();
+    this.options.onHeartbeat?.(due);
     // A backstop for a wake-up that never came (a dropped notification connection).
     await this.#sync();
-    await this.#wakeUp.set();
-    this.pump();
+    this.#wakeUp.learn(due.nextNotBefore);
+    if (due.queued) this.pump();
   }
 
-  /** Renews the lease now (and says where live links are served); a lease already lost is given up. */
+  /** Renews the lease now (and says where live links are served); a lease already lost is given up. Then the heartbeat, in the background. */
   async renew(): Promise<void> {
     if (!this.#started || this.#stopped) return;
-    await this.#lease.renew();
+    const due = await this.#lease.renew();
+    if (due === undefined || this.#beating) return;
+    this.#beating = true;
+    this.#heartbeat(due)
+      .catch((error: unknown) => {
+        if (!isBusy(error)) this.options.logger.error({ err: error }, "runner housekeeping failed; it runs again shortly");
+      })
+      .finally(() => (this.#beating = false));
   }
 
   /** The lease `lostId` expired, or was not renewed in time: its runs are recovery's, and write nothing more; its sign-in holds are gone with it. */

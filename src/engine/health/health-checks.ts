@@ -16,6 +16,12 @@ export interface HealthCheckOptions {
 
 /** Due checks are looked for this often. */
 const TICK_MS = 5_000;
+/**
+ * A look that found nothing due: the next is at least this much later (at most a tenth of the
+ * interval). Checks are spread over an hour; a minute late is nothing to them, and an idle
+ * coordinator does not ask every tick (DESIGN §11: at most one statement a second when idle).
+ */
+const QUIET_MS = 60_000;
 /** After checks that could not find out, the wait doubles, up to a day. */
 const MAX_BACKOFF_MS = 24 * 60 * 60 * 1000;
 
@@ -29,6 +35,8 @@ const MAX_BACKOFF_MS = 24 * 60 * 60 * 1000;
  */
 export class HealthChecks {
   #timer: NodeJS.Timeout | undefined;
+  /** Before this (ms on the engine's clock), a look finds nothing due without asking: the last found nothing. */
+  #quietUntil = 0;
 
   constructor(
     private readonly core: EngineCore,
@@ -75,8 +83,10 @@ export class HealthChecks {
     const idle = runner.idleSlots;
     if (idle <= 0) return 0;
     const now = lifecycle.clock.now().getTime();
+    if (now < this.#quietUntil) return 0;
     const share = Math.ceil(((await store.accounts.countConnected()) * (this.options.tickMs ?? TICK_MS)) / this.intervalMs);
     const due = await store.accounts.dueForCheck(new Date(now - this.intervalMs).toISOString(), new Date(now).toISOString(), Math.min(idle, Math.max(1, share)));
+    if (due.length === 0) this.#quietUntil = now + Math.min(QUIET_MS, this.intervalMs / 10);
     let queued = 0;
     for (const account of due) {
       const taken = await store.transaction(async () => {

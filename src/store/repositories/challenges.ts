@@ -5,6 +5,7 @@ import type { Queries } from "../queries.js";
 import type { AnsweredBy } from "../../domain/inbox.js";
 import type { ChallengeRecord, ChallengeState } from "../records.js";
 import { orUndefined } from "../records.js";
+import { nextDeadlineAt } from "./work-due.js";
 
 const COLUMNS = ["id", "action_id", "kind", "message", "expires_at", "link_expires_at", "refusals", "state", "answered_by", "inbox_closed_at", "created_at", "updated_at"] as const;
 
@@ -71,6 +72,12 @@ export class ChallengeRepository {
   async overdue(now: string): Promise<ChallengeRecord[]> {
     const rows = await this.q.db.selectFrom("challenges").select(COLUMNS).where("state", "=", "open").where("expires_at", "<=", now).execute();
     return rows.map(toChallenge);
+  }
+
+  /** The earliest deadline of an open challenge its action waits at (`nextDeadlineAt`): when the deadline sweep has something to do next. */
+  async nextDeadline(): Promise<string | undefined> {
+    const row = await this.q.db.selectNoFrom(nextDeadlineAt().as("at")).executeTakeFirst();
+    return row?.at ?? undefined;
   }
 
   /**

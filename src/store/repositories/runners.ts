@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import { timeIn } from "../database-time.js";
 import type { Queries } from "../queries.js";
 import type { Schema } from "../schema.js";
+import { toWorkDue, workDueColumns, type WorkDue } from "./work-due.js";
 
 /** A process that runs actions, and until when its lease holds. */
 export interface RunnerRecord {
@@ -48,19 +49,20 @@ export class RunnerRepository {
   /**
    * Extends a runner's lease to `leaseMs` from now while it still holds; undefined once it has
    * expired (others may already have recovered its actions: it must give them up, not renew its
-   * claim on them), else now by the clock that judges leases. The expiry is judged when the
-   * statement runs: a renewal held up on its way (a frozen connection) never revives a lease that
-   * ran out meanwhile.
+   * claim on them), else now by the clock that judges leases, and what the heartbeat may have to
+   * do (`WorkDue`): read in the same statement, so an idle coordinator sends nothing else. The
+   * expiry is judged when the statement runs: a renewal held up on its way (a frozen connection)
+   * never revives a lease that ran out meanwhile.
    */
-  async renew(id: string, { now, leaseMs }: { now: string; leaseMs: number }, said: { public_url: string; internal_url: string; free_slots?: number }): Promise<string | undefined> {
+  async renew(id: string, { now, leaseMs }: { now: string; leaseMs: number }, said: { public_url: string; internal_url: string; free_slots?: number }): Promise<{ now: string; due: WorkDue } | undefined> {
     const row = await this.leaseDb
       .updateTable("runners")
       .set({ lease_expires_at: this.#at(now, leaseMs), ...said })
       .where("id", "=", id)
       .where("lease_expires_at", ">", this.#at(now))
-      .returning(this.#at(now).as("now"))
+      .returning((eb) => [this.#at(now).as("now"), ...workDueColumns(eb, this.#at(now))])
       .executeTakeFirst();
-    return row?.now;
+    return row && { now: row.now, due: toWorkDue(row) };
   }
 
   /** Now by the clock that judges leases (on PostgreSQL the database's), read on the lease connection. */

@@ -2,6 +2,7 @@ import { timeIn } from "../database-time.js";
 import type { Queries } from "../queries.js";
 import type { Sealer } from "../crypto.js";
 import type { EventType } from "./events.js";
+import { nextDeliveryAt } from "./work-due.js";
 
 /** An event as `fanOut` needs it. */
 type FannedOutEvent = { seq: number; workspace_id: string; type: EventType; account_id: string; subject_id: string; created_at: string };
@@ -70,10 +71,22 @@ const DELIVERY_COLUMNS = [
 
 /** Webhook endpoints (secrets sealed) and their deliveries: the durable queue of what to send where. */
 export class WebhookRepository {
+  readonly #queued = new Set<() => void>();
+
   constructor(
     private readonly q: Queries,
     private readonly sealer: Sealer,
   ) {}
+
+  /**
+   * Calls `listener` once deliveries this store queued have committed (`fanOut`): the dispatcher
+   * sends them at once, whatever change queued them. Other processes' are theirs to send (the
+   * heartbeat's survey backs them up). Returns the unsubscribe.
+   */
+  onQueued(listener: () => void): () => void {
+    this.#queued.add(listener);
+    return () => this.#queued.delete(listener);
+  }
 
   async insertEndpoint(endpoint: Omit<WebhookEndpointRecord, "failing_since" | "disabled_at" | "disabled_reason">, secret: string): Promise<void> {
     await this.q.db
@@ -180,7 +193,16 @@ export class WebhookRepository {
     );
     if (deliveries.length === 0) return 0;
     await this.q.db.insertInto("webhook_deliveries").values(deliveries).execute();
+    this.q.afterCommit(() => {
+      for (const listener of this.#queued) listener();
+    });
     return deliveries.length;
+  }
+
+  /** When the earliest delivery that may be sent next is due (`nextDeliveryAt`); undefined when none waits. */
+  async nextDue(): Promise<string | undefined> {
+    const row = await this.q.db.selectNoFrom(nextDeliveryAt().as("at")).executeTakeFirst();
+    return row?.at ?? undefined;
   }
 
   /**
