@@ -32,14 +32,20 @@ async function pausedConnect(h: Harness): Promise<string> {
 
 /**
  * Runs `during` once, after the sweep has read the overdue challenges and before it acts on them.
- * Returns how many sweeps have read since (one after it: the sweep that raced has finished).
+ * Returns how many times a sweep has ended since (a sweep ends by reading the next deadline: one
+ * after it is the sweep that raced, finished).
  */
 function betweenSweepReadAndWrite(h: Harness, during: () => Promise<void>): () => number {
   const overdue = h.store.challenges.overdue.bind(h.store.challenges);
+  const nextDeadline = h.store.challenges.nextDeadline.bind(h.store.challenges);
   let done = false;
   let after = 0;
-  h.store.challenges.overdue = async (now) => {
+  h.store.challenges.nextDeadline = async () => {
+    const next = await nextDeadline();
     if (done) after += 1;
+    return next;
+  };
+  h.store.challenges.overdue = async (now) => {
     const found = await overdue(now);
     if (found.length > 0 && !done) {
       done = true;
@@ -68,7 +74,7 @@ describe("the deadline sweep and an answer", () => {
     await eventually(() => answered, { what: "the answer made while the sweep was under way" });
     expect(answered!.status).toBe(202);
     // The sweep that read it as overdue has done what it does; the sign-in then goes on.
-    await eventually(() => sweepsSince() >= 1, { what: "the next sweep" });
+    await eventually(() => sweepsSince() >= 1, { what: "the sweep that raced to end" });
     signedIn.open();
     const ended = await eventually(async () => {
       const action = (await h.request("GET", `/v1/actions/${actionId}`)).json;

@@ -191,7 +191,8 @@ it("a change another coordinator makes wakes this one's waits while a third is s
     const admin = (await there.engine.keys.authenticate(there.adminKey))!;
     const account = await there.engine.accounts.create(admin, { platform: "sandbox", username: "elsewhere", password: "pw" });
     const announced: string[] = [];
-    here.engine.onChange((action) => announced.push(`${action.params.text as string} ${action.status}`));
+    // Following the workspace, as a listen stream does: what another coordinator changes in it is announced here.
+    here.engine.onChange((action) => announced.push(`${action.params.text as string} ${action.status}`), { workspaceId: there.workspaceId });
     const post = await there.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "first" } });
     await eventually(() => announced.includes("first running"), { what: "the post to be announced running here" });
     // The stalled coordinator: its open transaction wrote an event, before the cancel's.
