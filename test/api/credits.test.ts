@@ -6,9 +6,10 @@ import { ScriptedExecutor, eventually } from "../helpers/scripted-executor.js";
 let h: Harness;
 afterEach(() => h.destroy());
 
+/** Both read in one transaction: the runner may finish an action (and release its hold) between two reads. */
 async function ledgerMatchesBalance(): Promise<void> {
-  const balance = await h.store.ledger.balance(h.workspaceId);
-  expect(await h.store.ledger.sum(h.workspaceId)).toBe(balance);
+  const [balance, sum] = await h.store.transaction(async () => [await h.store.ledger.balance(h.workspaceId), await h.store.ledger.sum(h.workspaceId)]);
+  expect(sum).toBe(balance);
   expect(balance).toBeGreaterThanOrEqual(0);
 }
 
