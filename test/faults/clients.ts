@@ -119,9 +119,19 @@ export class Clients {
     );
   }
 
-  /** One post per account, followed to its end: each account signed in before a measure starts. */
+  /**
+   * One post per account, followed to its end: each account signed in before a measure starts. The
+   * accounts are spread over the coordinators (the first through the first, the next through the
+   * next): a coordinator runs what is created through it when it can, and an account's later actions
+   * stay where it is warm (DESIGN §11), so each coordinator holds work during the measure.
+   */
   async signIn(accounts: { handle: string; id: string }[], via: string[]): Promise<void> {
-    await Promise.all(accounts.map(async (account) => this.follow(await this.create({ account, via, keyed: true }), via, Date.now() + 120_000)));
+    await Promise.all(
+      accounts.map(async (account, index) => {
+        const order = via.map((_, i) => via[(index + i) % via.length]!);
+        return this.follow(await this.create({ account, via: order, keyed: true }), order, Date.now() + 120_000);
+      }),
+    );
   }
 
   /** Posts acknowledged (the client holds an id). */
