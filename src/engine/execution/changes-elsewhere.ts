@@ -35,6 +35,8 @@ export class ChangesElsewhere {
   #lookAgain = false;
   /** Action id → the record last announced, here or from elsewhere (its `changeKey`). */
   readonly #announced = new Map<string, string>();
+  /** Actions a notification said were runs of this process when it came: announced from the outbox though the run has ended here since. */
+  readonly #ranHere = new Set<string>();
   readonly #onOwnChange = (action: ActionRecord): void => this.#remember(action);
   /** Only what is followed or run here is read and announced (PostgreSQL); everything (SQLite). */
   readonly #routed: boolean;
@@ -74,13 +76,18 @@ export class ChangesElsewhere {
   /** Whether a notification's subject is a change someone here follows. */
   #concerns(subject: string): boolean {
     const action = actionChange(subject);
-    if (action) return this.lifecycle.follows.followsAction(action.actionId) || this.runsHere(action.actionId, action.runnerId);
-    return subject.startsWith("event:") && this.lifecycle.follows.followsWorkspace(subject.slice("event:".length));
+    if (!action) return subject.startsWith("event:") && this.lifecycle.follows.followsWorkspace(subject.slice("event:".length));
+    if (this.lifecycle.follows.followsAction(action.actionId)) return true;
+    if (!this.runsHere(action.actionId, action.runnerId)) return false;
+    // Remembered: by the time the outbox is read the run may have ended here (the same change stopped it).
+    this.#ranHere.add(action.actionId);
+    if (this.#ranHere.size > REMEMBERED) this.#ranHere.delete(this.#ranHere.values().next().value!);
+    return true;
   }
 
   /** Whether a change read from the outbox is announced here. */
   #wanted(actionId: string, workspaceId: string): boolean {
-    return !this.#routed || this.lifecycle.follows.follows(actionId, workspaceId) || this.runsHere(actionId);
+    return !this.#routed || this.lifecycle.follows.follows(actionId, workspaceId) || this.runsHere(actionId) || this.#ranHere.has(actionId);
   }
 
   /** Announces what other processes changed since the last look (one look at a time; once more if asked meanwhile). Resolves when the look under way is done. */
