@@ -2,7 +2,7 @@ import { timeIn } from "../database-time.js";
 import type { Queries } from "../queries.js";
 import type { Sealer } from "../crypto.js";
 import type { EventType } from "./events.js";
-import { nextDeliveryAt } from "./work-due.js";
+import { firstOfItsSubject, nextDeliveryAt } from "./work-due.js";
 
 /** An event as `fanOut` needs it. */
 type FannedOutEvent = { seq: number; workspace_id: string; type: EventType; account_id: string; subject_id: string; created_at: string };
@@ -229,18 +229,7 @@ export class WebhookRepository {
       .where("d.next_attempt_at", "<=", clockNow)
       .where(({ or, eb }) => or([eb("d.leased_until", "is", null), eb("d.leased_until", "<=", now)]))
       .where("w.disabled_at", "is", null)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom("webhook_deliveries as p")
-              .select("p.id")
-              .whereRef("p.endpoint_id", "=", "d.endpoint_id")
-              .whereRef("p.subject_id", "=", "d.subject_id")
-              .where("p.state", "=", "pending")
-              .whereRef("p.event_seq", "<", "d.event_seq"),
-          ),
-        ),
-      )
+      .where(firstOfItsSubject)
       .orderBy("d.next_attempt_at")
       .limit(limit);
     if (this.q.adapter.dialect === "postgres") query = query.forUpdate("d").skipLocked();

@@ -1,4 +1,4 @@
-import { expressionBuilder, type ExpressionBuilder, type RawBuilder } from "kysely";
+import { expressionBuilder, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from "kysely";
 import type { Schema } from "../schema.js";
 
 /**
@@ -102,18 +102,25 @@ export function nextDeliveryAt() {
     )
     .where("d.state", "=", "pending")
     .where("w.disabled_at", "is", null)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom("webhook_deliveries as p")
-            .select("p.id")
-            .whereRef("p.endpoint_id", "=", "d.endpoint_id")
-            .whereRef("p.subject_id", "=", "d.subject_id")
-            .where("p.state", "=", "pending")
-            .whereRef("p.event_seq", "<", "d.event_seq"),
-        ),
-      ),
-    );
+    .where(firstOfItsSubject);
+}
+
+/**
+ * The delivery `d` is the first still pending of its subject for its endpoint: a subject's
+ * deliveries go out in the order of their events, each once the one before has ended.
+ */
+export function firstOfItsSubject(eb: ExpressionBuilder<Schema & { d: Schema["webhook_deliveries"] }, "d">): Expression<SqlBool> {
+  return eb.not(
+    eb.exists(
+      eb
+        .selectFrom("webhook_deliveries as p")
+        .select("p.id")
+        .whereRef("p.endpoint_id", "=", "d.endpoint_id")
+        .whereRef("p.subject_id", "=", "d.subject_id")
+        .where("p.state", "=", "pending")
+        .whereRef("p.event_seq", "<", "d.event_seq"),
+    ),
+  );
 }
 
 interface WorkDueRow {
