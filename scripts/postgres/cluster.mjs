@@ -82,7 +82,7 @@ function runAsServerUser(command, args, { cwd, quiet = false } = {}) {
 }
 
 /** A TCP port nobody listens on at this moment, on 127.0.0.1. */
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();

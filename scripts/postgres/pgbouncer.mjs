@@ -12,11 +12,12 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
+import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { URL } from "node:url";
+import { freePort } from "./cluster.mjs";
 
 const PGBOUNCER = "/usr/sbin/pgbouncer";
 const log = (message) => console.log(`[pgbouncer] ${message}`);
@@ -37,17 +38,6 @@ export function installPgbouncer() {
   if (!existsSync(PGBOUNCER)) throw new Error(`apt-get installed pgbouncer but there is no ${PGBOUNCER}`);
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function listening(port) {
   return new Promise((resolve) => {
