@@ -143,8 +143,21 @@ export class Lease {
     const { clock, leaseMs } = this.options;
     if (clock instanceof DatabaseClock) clock.calibrate(databaseNow, started, performance.now());
     this.#holdsUntil = started + leaseMs * (1 - SELF_FENCE_MARGIN);
+    this.#armFence();
+  }
+
+  /**
+   * Gives the lease up at `#holdsUntil` unless a renewal moves it. Node's timers count whole
+   * milliseconds of the event loop's time and often fire a fraction of one before
+   * `performance.now()` reaches their end: one that finds the lease still held sets itself again.
+   */
+  #armFence(): void {
     clearTimeout(this.#fenceTimer);
-    this.#fenceTimer = setTimeout(() => this.#notRenewedInTime(), Math.max(0, this.#holdsUntil - performance.now()));
+    this.#fenceTimer = setTimeout(() => {
+      if (this.#givenUp) return;
+      if (this.#heldHere()) this.#armFence();
+      else this.#notRenewedInTime();
+    }, Math.max(0, this.#holdsUntil - performance.now()) + 1);
     this.#fenceTimer.unref();
   }
 
