@@ -9,7 +9,8 @@ import { afterAll, expect, it } from "vitest";
 import { CLI, startServe, type ServeProcess } from "../helpers/processes.js";
 
 // `keys create | list | revoke` as an operator runs them: real processes on one data dir, while
-// a `serve` is running on it.
+// a `serve` is running on it. Each test starts processes that may each take START_DEADLINE_MS on a
+// machine whose every core is taken (slow is not broken): their deadline is a multiple of it.
 const run = promisify(execFile);
 const dataDir = mkdtempSync(join(tmpdir(), "action-service-keys-"));
 let service: ServeProcess | undefined;
@@ -70,7 +71,7 @@ it("lists keys without their secret, and a revoked key is refused at once by a r
   const again = await keys("revoke", id);
   expect(again.code).toBe(0);
   expect(again.stdout).toContain("was already revoked");
-}, 60_000);
+}, 180_000);
 
 it("a bad id or workspace is a clear error that changes nothing", async () => {
   const before = (await keys("list")).stdout;
@@ -84,4 +85,4 @@ it("a bad id or workspace is a clear error that changes nothing", async () => {
   expect(workspace.code).toBe(1);
   expect(workspace.stderr).toContain('No workspace named "nope".');
   expect((await keys("list")).stdout).toBe(before);
-}, 60_000);
+}, 180_000);

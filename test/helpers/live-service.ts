@@ -88,7 +88,9 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
   const dataDir = mkdtempSync(join(tmpdir(), "action-service-live-"));
   const config = loadConfig({
     ACTION_SERVICE_DATA_DIR: dataDir,
-    ACTION_SERVICE_PORT: "0",
+    // Below the ephemeral range (`freePort`): `restart()` listens on it again, and a port from that
+    // range may have become an outgoing connection's meanwhile (EADDRINUSE, seen in CI).
+    ACTION_SERVICE_PORT: String(await freePort()),
     SANDBOX_URL: sandbox.url,
     ACTION_SERVICE_LOG_LEVEL: "silent",
     ...(smtpPort ? { ACTION_SERVICE_SMTP_PORT: String(smtpPort) } : {}),

@@ -126,4 +126,4 @@ it("other programs opening and cleanly closing the database never take serve's j
   const after = await restarted("GET", "/v1/accounts");
   expect(after.json.data.map((account: { id: string }) => account.id)).toEqual(expect.arrayContaining(acknowledged));
   for (const key of cliKeys) expect((await restClient(() => service!.url, key)("GET", "/v1/accounts")).status).toBe(200);
-}, 120_000);
+}, 240_000);
