@@ -129,13 +129,13 @@ export async function createActionOnce(
     claim,
   );
   if (existing) return { action: await visibleAction(store, principal, existing), replayed: true };
-  let created: ActionRecord;
+  let created: actions.Created;
   try {
     // As any create (actions.CREATE): the key's attachment is one conditional update, fenced on its claim.
     created = await store.transaction(async () => {
-      const action = await actions.insertAction(core, principal, input);
-      if (!(await store.idempotency.attachAction(workspaceId, key, action.id, claim))) throw new LostClaim();
-      return action;
+      const inserted = await actions.insertAction(core, principal, input);
+      if (!(await store.idempotency.attachAction(workspaceId, key, inserted.action.id, claim))) throw new LostClaim();
+      return inserted;
     }, actions.CREATE);
   } catch (error) {
     if (error instanceof LostClaim) return afterLostClaim(core, principal, key, hash);
@@ -143,9 +143,9 @@ export async function createActionOnce(
     await retryWhileBusy(() => store.idempotency.forget(workspaceId, key, { claim }));
     throw error;
   }
-  actions.announceCreated(core);
+  actions.announceCreated(core, created);
   try {
-    return { action: await respond(created), replayed: false };
+    return { action: await respond(created.action), replayed: false };
   } finally {
     await retryWhileBusy(() => store.idempotency.complete(workspaceId, key, { claim }));
   }
