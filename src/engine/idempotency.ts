@@ -44,14 +44,15 @@ export function keyInFlight(key: string): AppError {
 }
 
 /**
- * Looks up an Idempotency-Key for a request, in one transaction: a different request under it
+ * Looks up an Idempotency-Key for a request: a key with no live record is claimed in one statement;
+ * one with a record is looked at in one transaction: a different request under it
  * is a 422; a record found is handed to `existing`, whose answer is returned (it throws
  * `keyInFlight` while the first request has not answered, or returns undefined when the record
  * holds nothing to replay any more); otherwise the key is claimed, in flight, for this request
  * under the token `claim` (what its later writes to the record name: `KeyFence`), and undefined
  * is returned.
  */
-export function claimKey<T>(
+export async function claimKey<T>(
   core: EngineCore,
   workspaceId: string,
   key: string,
@@ -60,6 +61,18 @@ export function claimKey<T>(
   claim: string = newClaim(),
 ): Promise<T | undefined> {
   const { store, lifecycle } = core;
+  const claimed = (now: Date) => ({
+    workspace_id: workspaceId,
+    key,
+    request_hash: hash,
+    runner_id: core.runner.runnerId,
+    claim,
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+  });
+  const at = lifecycle.clock.now();
+  // A new key (nearly every request's) is claimed by one statement; a live record is looked at as before.
+  if (await store.idempotency.claimIfFree(claimed(at), at.toISOString())) return undefined;
   return store.transaction(async () => {
     const now = lifecycle.clock.now();
     const record = await store.idempotency.get(workspaceId, key, now.toISOString());
@@ -70,15 +83,7 @@ export function claimKey<T>(
       const answer = await existing(record);
       if (answer !== undefined) return answer;
     }
-    await store.idempotency.begin({
-      workspace_id: workspaceId,
-      key,
-      request_hash: hash,
-      runner_id: core.runner.runnerId,
-      claim,
-      created_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
-    });
+    await store.idempotency.begin(claimed(now));
     return undefined;
   });
 }
