@@ -4,8 +4,11 @@
  * (`pg_stat_statements`, as (s)) for `BREAKDOWN_COORDINATORS` (default 1,2,3) coordinators, posts
  * created through each in turn; SQLite by the SQL text its driver prepares, in a service in this
  * process (as (s)'s SQLite figure is counted there). Each line: calls per post, and the statement.
+ * (s)'s PostgreSQL posts carry an `Idempotency-Key` (bench/fleet.ts `runAction`) and its SQLite
+ * ones none; `BREAKDOWN_IDEMPOTENCY=on` gives the SQLite posts one too, to compare like with like.
  */
 import Database from "better-sqlite3";
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,6 +20,7 @@ import { startBenchPostgres, type BenchPostgres } from "./postgres.js";
 
 const POSTS = Number(process.env.BENCH_STATEMENT_POSTS ?? 20);
 const COUNTS = (process.env.BREAKDOWN_COORDINATORS ?? "1,2,3").split(",").map(Number);
+const IDEMPOTENT = process.env.BREAKDOWN_IDEMPOTENCY === "on";
 
 function print(label: string, before: Map<string, number>, after: Map<string, number>, posts: number): void {
   const rows = [...after].map(([query, calls]) => [query, (calls - (before.get(query) ?? 0)) / posts] as const).filter(([, perPost]) => perPost > 0);
@@ -57,10 +61,11 @@ async function onSqlite(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const before = new Map(counts);
     for (let i = 0; i < POSTS; i++) {
-      const response = await live.api("POST", "/v1/actions?wait=30", { account_id: account, type: "post", params: { text: unique("breakdown") } });
+      const headers: Record<string, string> = IDEMPOTENT ? { "idempotency-key": randomUUID() } : {};
+      const response = await live.api("POST", "/v1/actions?wait=30", { account_id: account, type: "post", params: { text: unique("breakdown") } }, { headers });
       if (response.json.status !== "succeeded") throw new Error(`post ${response.json.status}`);
     }
-    print("SQLite, in-process", before, counts, POSTS);
+    print(`SQLite, in-process${IDEMPOTENT ? ", with an Idempotency-Key" : ""}`, before, counts, POSTS);
   } finally {
     await live.close();
     Object.assign(statement, originals);
