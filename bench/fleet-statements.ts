@@ -39,7 +39,7 @@ export interface FleetStatements {
 }
 
 /** A connected account, warmed by 3 posts through the coordinators in turn. */
-async function warmAccount(fleet: Fleet): Promise<string> {
+export async function warmAccount(fleet: Fleet): Promise<string> {
   const [account] = await fleet.accounts(1);
   await runAction(fleet.next(), fleet.key, account!, "connect");
   for (let i = 0; i < 3; i++) await runAction(fleet.next(), fleet.key, account!, "post", { text: unique("warm-up") });

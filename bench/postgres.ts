@@ -29,6 +29,8 @@ export interface BenchPostgres {
   statements(database: BenchDatabase): Promise<number>;
   /** Entries `pg_stat_statements` evicted so far (a count missing some statements when not 0). */
   evicted(): Promise<number>;
+  /** `statements` by statement: each normalized text of `pg_stat_statements` with its calls so far (to break a count down). */
+  statementsByText(database: BenchDatabase): Promise<Map<string, number>>;
   /** Whether the cluster syncs its commits to disk. */
   readonly durable: boolean;
   stop(): Promise<void>;
@@ -76,6 +78,14 @@ export async function startBenchPostgres(options: { counted?: boolean } = {}): P
         [name],
       );
       return Number(result.rows[0]!.calls);
+    },
+    async statementsByText(database) {
+      const name = decodeURIComponent(new URL(database.ACTION_SERVICE_DATABASE_URL).pathname.slice(1));
+      const result = await counter().query<{ query: string; calls: string }>(
+        "SELECT query, sum(calls)::text AS calls FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1) GROUP BY query",
+        [name],
+      );
+      return new Map(result.rows.map((row) => [row.query, Number(row.calls)]));
     },
     async evicted() {
       return Number((await counter().query<{ dealloc: string }>("SELECT dealloc::text FROM pg_stat_statements_info")).rows[0]!.dealloc);

@@ -6,7 +6,8 @@ import { ActionFailure, AppError } from "../domain/errors.js";
 import { jsonValueTooDeep } from "../domain/json.js";
 import { freeFormObject } from "../domain/public.js";
 import type { Principal } from "../domain/keys.js";
-import { ACTION_STATUSES, isTerminal } from "../domain/status.js";
+import { ACTION_STATUSES, isTerminal, type ActionStatus } from "../domain/status.js";
+import { actionChange } from "../store/index.js";
 import type { AccountRecord, ActionRecord } from "../store/records.js";
 import { requirePermission, visibleAccount, visibleAction } from "./access/index.js";
 import type { EngineCore } from "./core.js";
@@ -71,16 +72,22 @@ export const CREATE = { locksRows: true } as const;
 
 /** Creates an action in one transaction, then starts it (see `insertAction`). */
 export async function createAction(core: EngineCore, principal: Principal, input: CreateAction): Promise<ActionRecord> {
-  const action = await core.store.transaction(() => insertAction(core, principal, input), CREATE);
-  announceCreated(core);
-  return action;
+  const created = await core.store.transaction(() => insertAction(core, principal, input), CREATE);
+  announceCreated(core, created);
+  return created.action;
+}
+
+/** A create's new action, and whether its account is warm on another live coordinator with a free run slot (which then takes it). */
+export interface Created {
+  action: ActionRecord;
+  warmElsewhere: boolean;
 }
 
 /**
  * Writes a new action (call inside a transaction): queued with its price held, or failed
  * at once (nothing held) when the platform lacks the type or the balance is short.
  */
-export async function insertAction(core: EngineCore, principal: Principal, input: CreateAction): Promise<ActionRecord> {
+export async function insertAction(core: EngineCore, principal: Principal, input: CreateAction): Promise<Created> {
   const { store, lifecycle } = core;
   const { account, params } = await authorizeCreate(core, principal, input);
   const platform = core.platforms.find((candidate) => candidate.name === account.platform);
@@ -89,27 +96,31 @@ export async function insertAction(core: EngineCore, principal: Principal, input
   const price = ACTION_PRICES[input.type];
   const unsupported = !platform?.actions.includes(input.type);
   const failure = unsupported ? new ActionFailure("unsupported", `The ${account.platform} platform has no ${input.type} action.`) : undefined;
-  await store.actions.insert({
-    id,
-    workspace_id: principal.workspaceId,
-    account_id: account.id,
-    platform: account.platform,
-    type: input.type,
-    params,
-    status: failure ? "failed" : "queued",
-    error_code: failure?.code,
-    error_message: failure?.message,
-    result: undefined,
-    price,
-    cost: 0,
-    held: !failure,
-    runner_id: undefined,
-    lease: 0,
-    committed_at: undefined,
-    created_at: now,
-    updated_at: now,
-    finished_at: failure ? now : undefined,
-  });
+  const inserted = await store.actions.insert(
+    {
+      id,
+      workspace_id: principal.workspaceId,
+      account_id: account.id,
+      platform: account.platform,
+      type: input.type,
+      params,
+      status: failure ? "failed" : "queued",
+      error_code: failure?.code,
+      error_message: failure?.message,
+      result: undefined,
+      price,
+      cost: 0,
+      held: !failure,
+      runner_id: undefined,
+      lease: 0,
+      committed_at: undefined,
+      created_at: now,
+      updated_at: now,
+      finished_at: failure ? now : undefined,
+    },
+    { runnerId: core.runner.runnerId, leaseNow: core.runner.leaseNow() },
+  );
+  let created = inserted.action;
   // The price is held by one conditional statement (the ledger refuses a balance below zero), not
   // judged from a balance read earlier: concurrent creates in one workspace wait for each other's
   // hold instead of aborting (decisions: "The balance row").
@@ -117,15 +128,22 @@ export async function insertAction(core: EngineCore, principal: Principal, input
     const balance = await store.ledger.balance(principal.workspaceId);
     const short = new ActionFailure("insufficient_credits", `This action costs ${price} credits; the balance is ${balance}. Top up with x402: POST /v1/credits/top-ups, or the MCP tool top_up_credits.`);
     await store.actions.update(id, { status: "failed", error_code: short.code, error_message: short.message, held: false, finished_at: now }, now);
+    created = (await store.actions.get(id))!;
   }
-  await recordActionEvent(store, id, now);
-  const created = (await store.actions.get(id))!;
+  // The record as written is the one announced and recorded: no read of it again.
+  await recordActionEvent(store, id, now, created);
   core.lifecycle.announce(created);
-  return created;
+  return { action: created, warmElsewhere: inserted.warmElsewhere };
 }
 
-/** Once the create has committed (listeners were told as it committed): start it here if a run slot is free, else wake those who have one. */
-export function announceCreated(core: EngineCore): void {
+/**
+ * Once the create has committed (listeners were told as it committed): queued work is started here
+ * if a run slot is free, else those who have one are woken — unless its account is warm on another
+ * live coordinator with a free slot, which its notification wakes and which takes it (a claim here
+ * would only pass it over: a claim transaction for nothing).
+ */
+export function announceCreated(core: EngineCore, created: Created): void {
+  if (created.action.status !== "queued" || created.warmElsewhere) return;
   core.runner.offer();
 }
 
@@ -208,7 +226,8 @@ function decodeCursor(cursor: string): number {
 
 /** Resolves once the action is at needs_input or has ended, or after `seconds`. */
 export async function waitForAction(core: EngineCore, actionId: string, seconds: number, signal?: AbortSignal): Promise<ActionRecord> {
-  const settled = (action: ActionRecord): boolean => action.status === "needs_input" || isTerminal(action.status);
+  const settledAt = (status: string): boolean => status === "needs_input" || isTerminal(status as ActionStatus);
+  const settled = (action: ActionRecord): boolean => settledAt(action.status);
   if (seconds <= 0 || signal?.aborted) return (await core.store.actions.get(actionId))!;
   return new Promise((resolve, reject) => {
     let finished = false;
@@ -225,14 +244,42 @@ export async function waitForAction(core: EngineCore, actionId: string, seconds:
       if (action.id === actionId && settled(action)) done();
     };
     const timer = setTimeout(done, seconds * 1000);
-    // Listening before the first look: a change between the two is not missed. Followed: another
-    // coordinator's change of it is read and announced here (engine/execution/changes-elsewhere.ts).
+    const look = (): Promise<void> =>
+      core.store.actions.get(actionId).then((action) => {
+        if (!action || settled(action)) done();
+      });
+    // Listening before the first look: a change between the two is not missed.
     core.lifecycle.events.on("change", onChange);
-    const unfollow = core.lifecycle.follows.follow({ actionId });
+    const unfollow = hearElsewhere(core, actionId, settledAt, done, look);
     signal?.addEventListener("abort", done, { once: true });
-    core.store.actions.get(actionId).then((action) => {
-      if (!action || settled(action)) done();
-    }, reject);
+    look().catch(reject);
+  });
+}
+
+/**
+ * How a wait hears of another coordinator's change of its action (this process's own changes come
+ * from the lifecycle as they commit). On PostgreSQL from the change feed itself: a notification
+ * names the action and its status (migrations/postgres 011), so the one saying it is at a status
+ * the wait is for ends it, with one read of the action, and the others cost nothing — no read of
+ * the outbox (DESIGN §11, "Scaling out adds capacity": a post created through one coordinator and
+ * run on another cost its creator two outbox reads and the action's reads for each of its changes).
+ * A call without a notification (the feed listened again after a gap, its slow poll) looks once.
+ * On SQLite (no payloads) it follows the action as before (engine/execution/changes-elsewhere.ts).
+ * Returns the unsubscribe.
+ */
+function hearElsewhere(core: EngineCore, actionId: string, awaited: (status: string) => boolean, done: () => void, look: () => Promise<void>): () => void {
+  const { store } = core;
+  if (store.dialect !== "postgres") return core.lifecycle.follows.follow({ actionId });
+  // A look that fails (a busy database) is tried again at the next call without a notification.
+  const lookAgain = (): void => void look().catch(() => undefined);
+  return store.changes.on((change) => {
+    if (change === undefined) return lookAgain();
+    if (change.origin === store.origin) return;
+    const notified = actionChange(change.subject);
+    if (notified?.actionId !== actionId) return;
+    // A payload without a status (a trigger older than 011) says only that it changed.
+    if (notified.status === undefined) lookAgain();
+    else if (awaited(notified.status)) done();
   });
 }
 

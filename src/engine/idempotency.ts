@@ -44,14 +44,15 @@ export function keyInFlight(key: string): AppError {
 }
 
 /**
- * Looks up an Idempotency-Key for a request, in one transaction: a different request under it
+ * Looks up an Idempotency-Key for a request: a key with no live record is claimed in one statement;
+ * one with a record is looked at in one transaction: a different request under it
  * is a 422; a record found is handed to `existing`, whose answer is returned (it throws
  * `keyInFlight` while the first request has not answered, or returns undefined when the record
  * holds nothing to replay any more); otherwise the key is claimed, in flight, for this request
  * under the token `claim` (what its later writes to the record name: `KeyFence`), and undefined
  * is returned.
  */
-export function claimKey<T>(
+export async function claimKey<T>(
   core: EngineCore,
   workspaceId: string,
   key: string,
@@ -60,6 +61,18 @@ export function claimKey<T>(
   claim: string = newClaim(),
 ): Promise<T | undefined> {
   const { store, lifecycle } = core;
+  const claimed = (now: Date) => ({
+    workspace_id: workspaceId,
+    key,
+    request_hash: hash,
+    runner_id: core.runner.runnerId,
+    claim,
+    created_at: now.toISOString(),
+    expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+  });
+  const at = lifecycle.clock.now();
+  // A new key (nearly every request's) is claimed by one statement; a live record is looked at as before.
+  if (await store.idempotency.claimIfFree(claimed(at), at.toISOString())) return undefined;
   return store.transaction(async () => {
     const now = lifecycle.clock.now();
     const record = await store.idempotency.get(workspaceId, key, now.toISOString());
@@ -70,15 +83,7 @@ export function claimKey<T>(
       const answer = await existing(record);
       if (answer !== undefined) return answer;
     }
-    await store.idempotency.begin({
-      workspace_id: workspaceId,
-      key,
-      request_hash: hash,
-      runner_id: core.runner.runnerId,
-      claim,
-      created_at: now.toISOString(),
-      expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
-    });
+    await store.idempotency.begin(claimed(now));
     return undefined;
   });
 }
@@ -129,13 +134,13 @@ export async function createActionOnce(
     claim,
   );
   if (existing) return { action: await visibleAction(store, principal, existing), replayed: true };
-  let created: ActionRecord;
+  let created: actions.Created;
   try {
     // As any create (actions.CREATE): the key's attachment is one conditional update, fenced on its claim.
     created = await store.transaction(async () => {
-      const action = await actions.insertAction(core, principal, input);
-      if (!(await store.idempotency.attachAction(workspaceId, key, action.id, claim))) throw new LostClaim();
-      return action;
+      const inserted = await actions.insertAction(core, principal, input);
+      if (!(await store.idempotency.attachAction(workspaceId, key, inserted.action.id, claim))) throw new LostClaim();
+      return inserted;
     }, actions.CREATE);
   } catch (error) {
     if (error instanceof LostClaim) return afterLostClaim(core, principal, key, hash);
@@ -143,9 +148,9 @@ export async function createActionOnce(
     await retryWhileBusy(() => store.idempotency.forget(workspaceId, key, { claim }));
     throw error;
   }
-  actions.announceCreated(core);
+  actions.announceCreated(core, created);
   try {
-    return { action: await respond(created), replayed: false };
+    return { action: await respond(created.action), replayed: false };
   } finally {
     await retryWhileBusy(() => store.idempotency.complete(workspaceId, key, { claim }));
   }

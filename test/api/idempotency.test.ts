@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { ActionFailure } from "../../src/domain/errors.js";
+import { claimKey } from "../../src/engine/idempotency.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { ScriptedExecutor, eventually, sleep } from "../helpers/scripted-executor.js";
 import { countRows, rows as allRows, sql } from "../helpers/sql.js";
@@ -32,6 +33,25 @@ describe("Idempotency-Key", () => {
     expect(replay.json).toEqual((await h.request("GET", `/v1/actions/${first.json.id}`)).json);
     expect(await h.store.actions.list({ workspaceId: h.workspaceId, limit: 10 })).toHaveLength(1);
     expect(await holds()).toBe(1);
+  });
+
+  it("claims a new key in one statement; a key with a live record is looked at, and what it holds answered", async () => {
+    // No timer of its own sends anything meanwhile (heartbeat, sweeps, health checks), and what its start sent is over.
+    h = await createHarness({ engine: { sweepIntervalMs: 600_000, runner: { heartbeatMs: 600_000, leaseMs: 1_200_000 }, healthChecks: { intervalMinutes: 0 } } });
+    await eventually(async () => {
+      const count = h.store.statementCount;
+      await sleep(500);
+      return h.store.statementCount === count;
+    }, { what: "the service to fall quiet" });
+    const core = h.engine.core;
+    const before = h.store.statementCount;
+    expect(await claimKey(core, h.workspaceId, "k-new", "hash-1", () => "replayed")).toBeUndefined();
+    // The old code: BEGIN, a read of the key, its insert, COMMIT.
+    expect(h.store.statementCount - before).toBe(1);
+    expect(await claimKey(core, h.workspaceId, "k-new", "hash-1", () => "replayed")).toBe("replayed");
+    await expect(claimKey(core, h.workspaceId, "k-new", "hash-2", () => "replayed")).rejects.toMatchObject({ code: "invalid_request" });
+    // A record with nothing to replay any more is claimed again.
+    expect(await claimKey(core, h.workspaceId, "k-new", "hash-1", () => undefined)).toBeUndefined();
   });
 
   it("refuses the same key with a different body (422) and changes nothing", async () => {

@@ -132,6 +132,43 @@ describe("wake-ups on PostgreSQL", () => {
     expect(sent).toBeLessThan(20);
   });
 
+  it("a post created through B with ?wait for an account warm on A: B runs no claim, neither reads the outbox, B's wait ends on A's notification", { timeout: 90_000 }, async () => {
+    const [a, b] = await coordinators(2);
+    const accountId = await account(a, "warm-on-a");
+    const warmUp = await post(a, accountId, "warm-up");
+    await eventually(async () => (await statusOf(a, warmUp)) === "succeeded", { what: "the warm-up post on A" });
+    await quiet(b);
+    let claims = 0;
+    const claim = b.engine.core.lifecycle.claim.bind(b.engine.core.lifecycle);
+    b.engine.core.lifecycle.claim = async (...args) => {
+      claims += 1;
+      return claim(...args);
+    };
+    const looks = { a: 0, b: 0 };
+    for (const [name, h] of [["a", a], ["b", b]] as const) {
+      const read = h.store.events.actionsChangedAfter.bind(h.store.events);
+      h.store.events.actionsChangedAfter = async (...args) => {
+        looks[name] += 1;
+        return read(...args);
+      };
+    }
+    const before = b.store.statementCount;
+    const posts = 5;
+    for (let i = 0; i < posts; i++) {
+      const waited = await b.request("POST", "/v1/actions?wait=20", { body: { account_id: accountId, type: "post", params: { text: `through B ${i}` } } });
+      expect(waited.json.status).toBe("succeeded");
+      expect((await b.store.actions.get(waited.json.id as string))!.runner_id).toBe(a.engine.core.runner.runnerId);
+    }
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    console.log(`B's statements per post created through it with ?wait and run on A: ${(b.store.statementCount - before) / posts}`);
+    // A claim on B would pass the action over for A (the old code: one per create); the wait hears
+    // A's notifications (the old code: a look at the outbox for each change of the action); A, named
+    // by the new action's notification as where its account is warm, claims it and reads nothing
+    // of B's insert (the old code took it for a run of its own and looked).
+    expect(claims).toBe(0);
+    expect(looks).toEqual({ a: 0, b: 0 });
+  });
+
   it("queued work its creator cannot take (no free run slot) wakes the others: B claims it at once, not at its heartbeat", { timeout: 90_000 }, async () => {
     const held = gate();
     const executor = (): ScriptedExecutor => new ScriptedExecutor().on("held", async () => (await held.promise, { done: true }));

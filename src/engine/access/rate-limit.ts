@@ -3,8 +3,21 @@ import type { Principal } from "../../domain/keys.js";
 import type { Store } from "../../store/index.js";
 import type { Clock } from "../clock.js";
 
-/** Buckets are swept for ones that have refilled (equal to absent) this often, in takes. */
+/** Buckets are swept for ones that have refilled (equal to absent), and blocks for lapsed ones, this often, in takes. */
 const SWEEP_EVERY = 1_000;
+
+/** How long a block of tokens taken from a shared bucket may be drawn on here; then what is left of it lapses. */
+export const BLOCK_MS = 1_000;
+
+/**
+ * Tokens this process took from a caller's shared bucket and has not used yet (a block), with how
+ * many it took and has used, and until when (`performance.now()`) it may draw on them.
+ */
+interface Block {
+  size: number;
+  left: number;
+  until: number;
+}
 
 /**
  * One token bucket per caller, shared by every surface (REST, /mcp, /live, the web app):
@@ -12,6 +25,16 @@ const SWEEP_EVERY = 1_000;
  * allowed, else the seconds to wait (for Retry-After). On one machine the buckets are this
  * process's; with PostgreSQL (several coordinators) they are rows every coordinator draws from
  * (`store.rateLimits`), so a key gets its limit once, not once per coordinator.
+ *
+ * Shared buckets are drawn on in blocks (docs/fleet.md, "The rate limit across the fleet"): a take
+ * that finds no block here takes one from the bucket, in one statement, as large as this caller's
+ * demand here has shown itself (one token at first; twice the last block when that one ran out
+ * within its `BLOCK_MS`; as many as were used when it lapsed unused), never more than the bucket
+ * refills in `BLOCK_MS`. The takes that follow draw on it with no statement until it runs out or
+ * lapses. A key read a thousand times a second costs a statement a second or so; one read now and
+ * then, a statement a read, as before. Every request allowed anywhere took its token from the
+ * shared bucket; what a block holds for a while can let the fleet go over the key's limit by at
+ * most what the bucket refills in `BLOCK_MS` (one block), and what lapses unused is lost to the key.
  */
 export class RateLimiter {
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
@@ -20,6 +43,8 @@ export class RateLimiter {
   readonly #waiting = new Map<string, Waiter[]>();
   /** Callers with a take under way in the database. */
   readonly #sending = new Set<string>();
+  /** Shared buckets: each caller's block here (see the class's comment). */
+  readonly #blocks = new Map<string, Block>();
 
   constructor(
     private readonly perMinute: number,
@@ -30,6 +55,8 @@ export class RateLimiter {
 
   async take(caller: string): Promise<number> {
     if (!this.store) return this.#takeHere(caller);
+    if (++this.#takes % SWEEP_EVERY === 0) this.#forgetLapsed();
+    if (this.#drawOnBlock(caller)) return 0;
     return new Promise<number>((resolve, reject) => {
       const waiting = this.#waiting.get(caller);
       if (waiting) waiting.push({ resolve, reject });
@@ -40,26 +67,65 @@ export class RateLimiter {
 
   /**
    * One statement for every take of `caller` waiting now (DESIGN §11: the bucket is shared, a row
-   * every coordinator draws from): the first take goes at once; those that come while it is under
-   * way wait for it and go together in the next, so a key read by fifty clients at once costs a
-   * statement per round trip, not per request, and each take still gets a token of the shared
-   * bucket or none. Shared buckets refill by the database's clock, not this machine's.
+   * every coordinator draws from), which also takes the caller's next block: the first take goes
+   * at once; those that come while it is under way wait for it and go together in the next (or
+   * draw on the block it brought), so a key read by fifty clients at once costs a statement per
+   * round trip at most, and each take still gets a token of the shared bucket or none. Shared
+   * buckets refill by the database's clock, not this machine's.
    */
   async #takeShared(store: Store, caller: string): Promise<void> {
     const batch = this.#waiting.get(caller);
     if (!batch) return;
     this.#waiting.delete(caller);
+    // Takes that waited for the statement before this one may find its block.
+    while (batch.length > 0 && this.#drawOnBlock(caller)) batch.shift()!.resolve(0);
+    if (batch.length === 0) return;
     this.#sending.add(caller);
     try {
+      const size = this.#nextBlockSize(caller);
       // Never part of a transaction the first caller may be in: the others' takes ride on it.
-      const { taken, tokens } = await store.outside(() => store.rateLimits.take(caller, { perMinute: this.perMinute, count: batch.length }));
-      batch.forEach((waiter, index) => waiter.resolve(index < taken ? 0 : this.#wait(tokens)));
+      const { taken, tokens } = await store.outside(() => store.rateLimits.take(caller, { perMinute: this.perMinute, count: Math.max(size, batch.length) }));
+      const served = Math.min(taken, batch.length);
+      batch.forEach((waiter, index) => waiter.resolve(index < served ? 0 : this.#wait(tokens)));
+      this.#blocks.set(caller, { size: taken, left: taken - served, until: performance.now() + BLOCK_MS });
     } catch (error) {
       for (const waiter of batch) waiter.reject(error);
     } finally {
       this.#sending.delete(caller);
       if (this.#waiting.has(caller)) void this.#takeShared(store, caller);
     }
+  }
+
+  /** A token from this caller's block here, if it holds one and has not lapsed: true when taken. */
+  #drawOnBlock(caller: string): boolean {
+    const block = this.#blocks.get(caller);
+    if (!block || block.left < 1 || performance.now() >= block.until) return false;
+    block.left -= 1;
+    return true;
+  }
+
+  /**
+   * How many tokens the next block takes: one at first; twice the last when it ran out within its
+   * time (demand outran it); as many as were used of it when it lapsed (demand fell) — never more
+   * than the bucket refills in `BLOCK_MS`. The last block is let go: what it had left lapses.
+   */
+  #nextBlockSize(caller: string): number {
+    const block = this.#blocks.get(caller);
+    this.#blocks.delete(caller);
+    if (!block) return 1;
+    const size = performance.now() < block.until ? block.size * 2 : block.size - Math.floor(block.left);
+    return Math.max(1, Math.min(size, this.#largestBlock));
+  }
+
+  /** Blocks lapsed a while ago: the map keeps to recent callers (a caller back later starts again at one token). */
+  #forgetLapsed(): void {
+    const now = performance.now();
+    for (const [caller, block] of this.#blocks) if (now >= block.until + BLOCK_MS) this.#blocks.delete(caller);
+  }
+
+  /** What the bucket refills in `BLOCK_MS`: the most a block may hold. */
+  get #largestBlock(): number {
+    return Math.max(1, Math.floor(this.#ratePerMs * BLOCK_MS));
   }
 
   #takeHere(caller: string): number {

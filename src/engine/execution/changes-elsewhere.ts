@@ -78,7 +78,9 @@ export class ChangesElsewhere {
     const action = actionChange(subject);
     if (!action) return subject.startsWith("event:") && this.lifecycle.follows.followsWorkspace(subject.slice("event:".length));
     if (this.lifecycle.follows.followsAction(action.actionId)) return true;
-    if (!this.runsHere(action.actionId, action.runnerId)) return false;
+    // A queued action's notification names the runner its account is warm on (migrations/postgres
+    // 015), which is to claim it, not one that runs it: its claim is announced here as it commits.
+    if (!this.runsHere(action.actionId, action.status === "queued" ? undefined : action.runnerId)) return false;
     // Remembered: by the time the outbox is read the run may have ended here (the same change stopped it).
     this.#ranHere.add(action.actionId);
     if (this.#ranHere.size > REMEMBERED) this.#ranHere.delete(this.#ranHere.values().next().value!);

@@ -12,8 +12,9 @@ import { nextStep, presentAccount, presentAction } from "../present/index.js";
  */
 
 /** Records an action's status as the public sees it now (`needs_input` with its challenge). */
-export async function recordActionEvent(store: Store, actionId: string, now: string): Promise<void> {
-  const action = await store.actions.get(actionId);
+export async function recordActionEvent(store: Store, actionId: string, now: string, known?: ActionRecord): Promise<void> {
+  // `known`: the record as the caller's own write returned it, in this transaction (no read again).
+  const action = known ?? (await store.actions.get(actionId));
   // A health check is the engine's own: what it finds is an account.updated event.
   if (!action || action.type === CHECK_TYPE) return;
   const challenge = action.status === "needs_input" ? await store.challenges.latestOf(action.id) : undefined;

@@ -4,7 +4,7 @@ import type { Queries } from "../queries.js";
 import type { ActionRecord } from "../records.js";
 import { orUndefined } from "../records.js";
 import type { Schema } from "../schema.js";
-import { sql, type ExpressionBuilder, type Selectable } from "kysely";
+import { sql, type AliasableExpression, type Expression, type ExpressionBuilder, type Selectable, type SqlBool } from "kysely";
 import { timeIn } from "../database-time.js";
 import { liveHoldOn } from "./account-holds.js";
 
@@ -69,11 +69,54 @@ export interface ClaimableOptions {
   lock?: boolean;
 }
 
+/** Who creates or claims: a runner, and now on the lease clock (which judges runners' leases). */
+export interface Affinity {
+  runnerId: string;
+  leaseNow: string;
+}
+
+/** The runner that ran the account's newest action (health checks left out): its browser holds the account warm. */
+function lastRunnerOf<DB extends Schema, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>, account: Expression<string>) {
+  const own = eb as unknown as ExpressionBuilder<Schema, never>;
+  return own
+    .selectFrom("actions as l")
+    .select("l.runner_id")
+    .where("l.account_id", "=", account)
+    .where("l.runner_id", "is not", null)
+    .where("l.type", "!=", CHECK_TYPE)
+    .orderBy("l.seq", "desc")
+    .limit(1);
+}
+
+/**
+ * Whether the account is warm on a runner other than `affinity.runnerId` that is live and has a
+ * free run slot: that runner takes the account's new action itself, within milliseconds.
+ */
+function warmOnAnotherRunner<DB extends Schema, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>, account: Expression<string>, { runnerId, leaseNow }: Affinity): AliasableExpression<SqlBool> {
+  const own = eb as unknown as ExpressionBuilder<Schema, never>;
+  return own.exists(
+    own
+      .selectFrom("runners as w")
+      .select("w.id")
+      .where("w.id", "=", lastRunnerOf(own, account))
+      .where("w.id", "!=", runnerId)
+      .where("w.lease_expires_at", ">", leaseNow)
+      .where("w.free_slots", ">", 0),
+  );
+}
+
 export class ActionRepository {
   constructor(private readonly q: Queries) {}
 
-  async insert(action: Omit<ActionRecord, "seq">): Promise<void> {
-    await this.q.db
+  /**
+   * Writes a new action and returns it as written. `affinity` (a create): whether its account is
+   * warm on another live runner with a free run slot, as `claimable` judges it, read in the same
+   * statement — that runner is told (its notification names it, migrations/postgres 015) and takes
+   * it, so the creating coordinator need not claim (DESIGN §11, "a coordinator prefers accounts
+   * warm in its own browser").
+   */
+  async insert(action: Omit<ActionRecord, "seq">, affinity?: Affinity): Promise<{ action: ActionRecord; warmElsewhere: boolean }> {
+    const row = await this.q.db
       .insertInto("actions")
       .values({
         ...action,
@@ -89,7 +132,11 @@ export class ActionRepository {
         not_before: action.not_before ?? null,
         started_at: action.started_at ?? null,
       })
-      .execute();
+      .returningAll()
+      .returning((eb) => (affinity ? warmOnAnotherRunner(eb, eb.val(action.account_id), affinity) : eb.lit(false)).as("warm_elsewhere"))
+      .executeTakeFirstOrThrow();
+    const { warm_elsewhere, ...inserted } = row;
+    return { action: toAction(inserted), warmElsewhere: Boolean(warm_elsewhere) };
   }
 
   /**
@@ -161,15 +208,6 @@ export class ActionRepository {
     const { runnerId, leaseNow } = options;
     const queuedSince = (eb: ExpressionBuilder<Schema & { a: Schema["actions"] }, "a">, since: string) =>
       eb.or([eb("a.created_at", ">", since), eb("a.not_before", ">", since)]);
-    const lastRunner = (eb: ExpressionBuilder<Schema & { a: Schema["actions"] }, "a">) =>
-      eb
-        .selectFrom("actions as l")
-        .select("l.runner_id")
-        .whereRef("l.account_id", "=", "a.account_id")
-        .where("l.runner_id", "is not", null)
-        .where("l.type", "!=", CHECK_TYPE)
-        .orderBy("l.seq", "desc")
-        .limit(1);
     let query = this.q.db
       .selectFrom("actions as a")
       .innerJoin("accounts as acc", "acc.id", "a.account_id")
@@ -206,25 +244,10 @@ export class ActionRepository {
         ),
       )
       .where((eb) => eb.not(liveHoldOn(eb, eb.ref("a.account_id"), leaseNow)))
-      .where((eb) =>
-        eb.not(
-          eb.and([
-            queuedSince(eb, options.passOverSince),
-            eb.exists(
-              eb
-                .selectFrom("runners as w")
-                .select("w.id")
-                .where("w.id", "=", lastRunner(eb))
-                .where("w.id", "!=", runnerId)
-                .where("w.lease_expires_at", ">", leaseNow)
-                .where("w.free_slots", ">", 0),
-            ),
-          ]),
-        ),
-      )
+      .where((eb) => eb.not(eb.and([queuedSince(eb, options.passOverSince), warmOnAnotherRunner(eb, eb.ref("a.account_id"), { runnerId, leaseNow })])))
       .orderBy((eb) => eb.case().when("a.type", "=", CHECK_TYPE).then(eb.lit(1)).else(eb.lit(0)).end())
       .orderBy((eb) => {
-        const warm = [eb(lastRunner(eb), "=", runnerId), eb.not(queuedSince(eb, options.preferWarmSince))];
+        const warm = [eb(lastRunnerOf(eb, eb.ref("a.account_id")), "=", runnerId), eb.not(queuedSince(eb, options.preferWarmSince))];
         if (options.warmAccounts.length > 0) warm.push(eb("a.account_id", "in", options.warmAccounts));
         return eb.case().when(eb.or(warm)).then(eb.lit(0)).else(eb.lit(1)).end();
       })

@@ -1,4 +1,4 @@
-import type { ExpressionBuilder } from "kysely";
+import type { ExpressionBuilder, OnConflictDatabase, OnConflictTables } from "kysely";
 import type { Queries } from "../queries.js";
 import type { Schema } from "../schema.js";
 
@@ -39,6 +39,20 @@ export interface KeyFence {
 const ofClaim = (fence: KeyFence) => (eb: ExpressionBuilder<Schema, "idempotency_keys">) =>
   fence.claim === undefined ? eb("claim", "is", null) : eb("claim", "=", fence.claim);
 
+/** A record claimed again: the new request's, as inserted (`excluded`), in flight and naming nothing yet. */
+const replacedBy = (eb: ExpressionBuilder<OnConflictDatabase<Schema, "idempotency_keys">, OnConflictTables<"idempotency_keys">>) =>
+  ({
+    request_hash: eb.ref("excluded.request_hash"),
+    state: "in_flight",
+    runner_id: eb.ref("excluded.runner_id"),
+    claim: eb.ref("excluded.claim"),
+    action_id: null,
+    payment_id: null,
+    response_status: null,
+    created_at: eb.ref("excluded.created_at"),
+    expires_at: eb.ref("excluded.expires_at"),
+  }) as const;
+
 export class IdempotencyRepository {
   constructor(private readonly q: Queries) {}
 
@@ -47,24 +61,27 @@ export class IdempotencyRepository {
     return row && toRecord(row);
   }
 
+  /**
+   * Claims the key for a request under the token `claim` in one statement when no record of it is
+   * live at `now` (none, or an expired one, which it replaces); false when one is, which this
+   * leaves as it is. A new key — nearly every request's — costs this statement alone.
+   */
+  async claimIfFree(record: { workspace_id: string; key: string; request_hash: string; runner_id: string; claim: string; created_at: string; expires_at: string }, now: string): Promise<boolean> {
+    const row = await this.q.db
+      .insertInto("idempotency_keys")
+      .values({ ...record, state: "in_flight" })
+      .onConflict((oc) => oc.columns(["workspace_id", "key"]).doUpdateSet(replacedBy).where("idempotency_keys.expires_at", "<=", now))
+      .returning("key")
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Claims the key for a request under the token `claim` (replacing an expired or retryable record). */
   async begin(record: { workspace_id: string; key: string; request_hash: string; runner_id: string; claim: string; created_at: string; expires_at: string }): Promise<void> {
     await this.q.db
       .insertInto("idempotency_keys")
       .values({ ...record, state: "in_flight" })
-      .onConflict((oc) =>
-        oc.columns(["workspace_id", "key"]).doUpdateSet((eb) => ({
-          request_hash: eb.ref("excluded.request_hash"),
-          state: "in_flight",
-          runner_id: eb.ref("excluded.runner_id"),
-          claim: eb.ref("excluded.claim"),
-          action_id: null,
-          payment_id: null,
-          response_status: null,
-          created_at: eb.ref("excluded.created_at"),
-          expires_at: eb.ref("excluded.expires_at"),
-        })),
-      )
+      .onConflict((oc) => oc.columns(["workspace_id", "key"]).doUpdateSet(replacedBy))
       .execute();
   }
 
