@@ -93,7 +93,9 @@ export async function statementsPerPost(env: Record<string, string>): Promise<St
     const idlePerSecond = (store.statementCount - idleFrom) / 2;
     const from = store.statementCount;
     for (let i = 0; i < STATEMENT_POSTS; i++) {
-      const response = await live.api("POST", "/v1/actions?wait=30", { account_id: account, type: "post", params: { text: unique("statements") } });
+      // With an Idempotency-Key, as the fleet's posts (bench/fleet.ts) are sent: (s) compares like with like.
+      const text = unique("statements");
+      const response = await live.api("POST", "/v1/actions?wait=30", { account_id: account, type: "post", params: { text } }, { headers: { "idempotency-key": text } });
       if (response.json.status !== "succeeded") throw new Error(`post ${response.json.status}`);
     }
     return { perPost: (store.statementCount - from) / STATEMENT_POSTS, idlePerSecond };
