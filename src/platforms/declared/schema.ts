@@ -72,12 +72,14 @@ const text = z
 
 const exact = z.boolean().optional().describe("Match the whole text, case-sensitively (default: a case-insensitive substring).");
 
+const nth = z.int().min(-1).max(100).optional().describe("Which of several it finds: 0 the first (the default), -1 the last. Prefer a `within` that tells it apart.");
+
 /** How a person finds something on the page: by role and name, label, text or placeholder, a named locator, or any of several. */
 export type Locator =
-  | { role: (typeof ARIA_ROLES)[number]; name?: string; exact?: boolean; level?: number; within?: Locator }
-  | { label: string; exact?: boolean; within?: Locator }
-  | { text: string; exact?: boolean; within?: Locator }
-  | { placeholder: string; exact?: boolean; within?: Locator }
+  | { role: (typeof ARIA_ROLES)[number]; name?: string; exact?: boolean; level?: number; nth?: number; within?: Locator }
+  | { label: string; exact?: boolean; nth?: number; within?: Locator }
+  | { text: string; exact?: boolean; nth?: number; within?: Locator }
+  | { placeholder: string; exact?: boolean; nth?: number; within?: Locator }
   | { ref: string; within?: Locator }
   | { anyOf: Locator[] };
 
@@ -89,11 +91,12 @@ export const LocatorJson: z.ZodType<Locator> = z
         name: text.optional().describe("Its accessible name."),
         exact,
         level: z.int().min(1).max(6).optional().describe("A heading's level."),
+        nth,
         get within() { return LocatorJson.optional(); },
       }),
-      z.strictObject({ label: text.describe("The label of a form field."), exact, get within() { return LocatorJson.optional(); } }),
-      z.strictObject({ text: text.describe("Text the element shows."), exact, get within() { return LocatorJson.optional(); } }),
-      z.strictObject({ placeholder: text.describe("A field's placeholder."), exact, get within() { return LocatorJson.optional(); } }),
+      z.strictObject({ label: text.describe("The label of a form field."), exact, nth, get within() { return LocatorJson.optional(); } }),
+      z.strictObject({ text: text.describe("Text the element shows."), exact, nth, get within() { return LocatorJson.optional(); } }),
+      z.strictObject({ placeholder: text.describe("A field's placeholder."), exact, nth, get within() { return LocatorJson.optional(); } }),
       z.strictObject({ ref: z.string().min(1).describe("The name of a locator in `locators`."), get within() { return LocatorJson.optional(); } }),
       z.strictObject({ get anyOf() { return z.array(LocatorJson).min(1).max(20).describe("Any of these (the first found)."); } }),
     ],
