@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { NO_CSS } from "./schema.js";
+import { NO_CSS, RECIPE_TYPES } from "./schema.js";
 
 /** A platform file that cannot be loaded: names the file, where in it, and what is wrong. */
 export class PlatformFileError extends Error {
@@ -18,6 +18,10 @@ type Path = readonly PropertyKey[];
 export function jsonPath(path: Path): string {
   const written = path.map((key, index) => (typeof key === "number" ? `[${key}]` : index === 0 ? String(key) : `.${String(key)}`)).join("");
   return written === "" ? "(the file)" : written;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function valueAt(input: unknown, path: Path): unknown {
@@ -40,17 +44,24 @@ function describe(issue: z.core.$ZodIssue, base: Path, input: unknown): string[]
   const value = valueAt(input, path);
   switch (issue.code) {
     case "invalid_union": {
+      if (value === undefined) return [`${at}: missing (required)`];
       if (typeof value === "string" && issue.message === NO_CSS) return [`${at}: ${NO_CSS}`];
+      if (isObject(value) && Object.keys(value).some((key) => SELECTOR_KEYS.has(key))) return [`${at}: ${NO_CSS}`];
       const branch = likeliestBranch(issue.errors, path, input);
       return branch ? branch.flatMap((inner) => describe(inner, path, input)) : [`${at}: ${issue.message}`];
     }
     case "unrecognized_keys": {
       if (issue.keys.some((key) => SELECTOR_KEYS.has(key))) return [`${at}: ${NO_CSS}`];
+      if (at === "actions") {
+        return issue.keys.map((key) => `actions.${key}: not an action type a platform file can declare a recipe for (${RECIPE_TYPES.join(", ")}; connect needs none)`);
+      }
       return [`${at}: unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((key) => `"${key}"`).join(", ")}`];
     }
     case "invalid_type":
       if (value === undefined) return [`${at}: missing (required)`];
       return [`${at}: ${issue.message.replace(/^Invalid input: /, "")}`];
+    case "invalid_value":
+      return [`${at}: ${JSON.stringify(value)} is not one of ${issue.values.map((one) => JSON.stringify(one)).join(", ")}`];
     case "invalid_key":
       return [`${at}: ${issue.message} (${String(issue.path.at(-1) ?? "")})`];
     default:

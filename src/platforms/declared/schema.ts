@@ -126,7 +126,7 @@ const ChallengeJson = z.strictObject({
 });
 
 const SignInJson = z.strictObject({
-  path: z.string().startsWith("/").optional().describe("Where the form is, when it is not on the signed-out page."),
+  path: z.string().regex(/^\//, "a path of the platform, starting with /").optional().describe("Where the form is, when it is not on the signed-out page."),
   username: LocatorJson,
   password: LocatorJson,
   submit: LocatorJson,
@@ -225,7 +225,7 @@ export const PlatformFileJson = z
     blockedHosts: z.array(z.string().min(1)).max(100).optional().describe("Hosts its pages call that the driver never needs."),
     whenUnreachable: z.string().max(500).optional().describe("Added to the message when the platform cannot be reached."),
     locators: z.record(z.string().regex(/^[A-Za-z][A-Za-z0-9_]*$/), LocatorJson).default({}).describe('Named locators, used as {"ref": "name"}.'),
-    start: z.string().startsWith("/").describe("Where every action starts: a page that shows whether the account is signed in."),
+    start: z.string().regex(/^\//, "a path of the platform, starting with /").describe("Where every action starts: a page that shows whether the account is signed in."),
     startTimeoutMs: z.int().min(1_000).max(120_000).optional(),
     signedIn: LocatorJson,
     signedOut: LocatorJson,
@@ -236,7 +236,7 @@ export const PlatformFileJson = z
     }),
     probe: z
       .strictObject({
-        path: z.string().startsWith("/"),
+        path: z.string().regex(/^\//, "a path of the platform, starting with /"),
         pattern: pattern("Finds the signed-in handle (its first group) in the HTML the path answers with 200."),
       })
       .optional()
