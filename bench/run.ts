@@ -25,11 +25,13 @@
  *     (pg_stat_statements), beside SQLite's; coordinator CPU per post on each store.
  * (l′) actions/s with 3 coordinators ÷ 1, all on one shared browser server (BENCH_ONLY=l2).
  * (p) the coordination ceiling: trivial actions/s with 1, 2, 3 coordinators on PostgreSQL and on SQLite.
+ * (q) a post through the declared sandbox driver (a platform file) ÷ through the built-in sandbox driver.
  * BENCH_ONLY=a,e runs a subset (b′ is b2; j2 is (j) with our agent in the 2026-07-28 era).
  * BENCH_DATABASE=postgres runs (a)–(d), (g) and (m) with the service's store on a throw-away PostgreSQL.
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { coordinatorScaling } from "./coordinators.js";
+import { declaredPostRatio } from "./declared.js";
 import { eventLoad } from "./event-load.js";
 import type { CeilingRun } from "./ceiling.js";
 import { fleetFigures } from "./fleet-figures.js";
@@ -173,7 +175,7 @@ async function readPathOf(live: LiveService): ReturnType<typeof readPath> {
   return readPath(live, action.id);
 }
 
-const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,m,e,f,k,n,o,b2,h,i,j,j2").split(",").map((part) => part.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,m,q,e,f,k,n,o,b2,h,i,j,j2").split(",").map((part) => part.trim()));
 
 const STORE_NAMES = { sqlite: "SQLite", postgres: "PostgreSQL" } as const;
 
@@ -231,6 +233,10 @@ async function main(): Promise<void> {
     await live.close();
     await postgres?.stop();
     store = STORE_NAMES.sqlite;
+  }
+  if (ONLY.has("q")) {
+    const q = await declaredPostRatio();
+    report(["(q) post on a warm account, declared sandbox driver ÷ built-in sandbox driver (median, alternating rounds)", `${q.declared.toFixed(0)} ms ÷ ${q.builtIn.toFixed(0)} ms = ${q.ratio.toFixed(3)}`, "≤ 1.05"]);
   }
   if (ONLY.has("l")) {
     const l = await coordinatorScaling();

@@ -18,6 +18,7 @@ const USAGE = `Usage: action-service <command>
                            every key: id, prefix, role, workspace, created, active or revoked
   keys revoke ID           refuses the key from now on, on every surface and process
   migrate                  applies pending database migrations (serve and the CLI also do, one process at a time)
+  driver schema            prints the JSON Schema of platform files (docs/platform-files.md)
   x402-devnet [--port N] [--host H]
                            a local chain, test USDC and x402 facilitator; prints their configuration
 
@@ -129,6 +130,25 @@ async function migrate(): Promise<void> {
 
 class UsageError extends Error {}
 
+/** `driver <sub>`: the commands for writing a platform's driver, one handler each. */
+const DRIVER_COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  schema: driverSchema,
+};
+
+async function driver(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  const run = sub === undefined ? undefined : DRIVER_COMMANDS[sub];
+  if (!run) throw new UsageError(`Unknown driver command "${sub ?? ""}": ${Object.keys(DRIVER_COMMANDS).join(", ")}.`);
+  return run(rest);
+}
+
+/** `driver schema`: the platform file's JSON Schema (as shipped in platform.schema.json), for editors. */
+async function driverSchema(args: string[]): Promise<void> {
+  if (args.length > 0) throw new UsageError("driver schema takes no arguments.");
+  const { platformJsonSchema } = await import("./platforms/declared/schema.js");
+  console.log(JSON.stringify(platformJsonSchema(), null, 2));
+}
+
 /** `[--port N] [--host H]`: a free port (0) on loopback unless told otherwise. */
 function portAndHost(args: string[]): { port: number; host: string } {
   const { values } = parseArgs({ args, options: { port: { type: "string", default: "0" }, host: { type: "string", default: "127.0.0.1" } } });
@@ -175,6 +195,8 @@ async function main(argv: string[]): Promise<void> {
       return keys(args);
     case "migrate":
       return migrate();
+    case "driver":
+      return driver(args);
     case undefined:
     case "help":
     case "--help":

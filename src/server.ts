@@ -14,7 +14,8 @@ import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
 import { mountMetrics } from "./api/metrics.js";
 import { ServiceMetrics } from "./metrics/index.js";
 import { mountWebApp } from "./web/index.js";
-import { enabledPlatforms } from "./platforms/index.js";
+import { DRIVERS, enabledPlatforms } from "./platforms/index.js";
+import type { Driver } from "./platforms/driver.js";
 import { dkimRecord, generateDkimKey, readDkimKey, startSandbox, type RunningSandbox } from "./sandbox/index.js";
 
 export interface ServerOptions {
@@ -36,6 +37,8 @@ export interface ServerOptions {
   live?: Pick<LiveHubOptions, "unwatchedMs" | "maxPagesPerKey">;
   /** Mounts more on the HTTP app (REST, MCP over HTTP and the live browser are always there). */
   extend?: (app: Hono, engine: Engine, pool: BrowserPool, executor: BrowserExecutor) => void;
+  /** Drivers beside the built-in ones, e.g. a declared driver a test loaded (ACTION_SERVICE_DRIVERS is the door for users). */
+  drivers?: readonly Driver[];
 }
 
 /** A running service: browser pool, engine, HTTP, and the sandbox when asked for. */
@@ -56,7 +59,8 @@ export interface RunningServer {
 /** The composition root of a service process: reads nothing from the environment itself. */
 export async function startServer(config: Config, options: ServerOptions): Promise<RunningServer> {
   // A platform no driver has is refused before anything starts.
-  enabledPlatforms(config.sandboxUrl, config.platforms);
+  const known = [...DRIVERS, ...(options.drivers ?? [])];
+  enabledPlatforms(config.sandboxUrl, config.platforms, known);
   // The sandbox run here signs its mails (its driver declares its senders, DESIGN §15): with the
   // configured key, else a fresh one. No DNS publishes it: the inbox's DKIM look-ups answer it here.
   const { keyPath, selector } = config.sandboxDkim;
@@ -82,7 +86,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     pageIdleMs: config.warmPageSeconds * 1000,
     logger: options.logger,
   });
-  const { drivers, baseUrls } = enabledPlatforms(sandbox?.url ?? config.sandboxUrl, config.platforms);
+  const { drivers, baseUrls } = enabledPlatforms(sandbox?.url ?? config.sandboxUrl, config.platforms, known);
   const executor = new BrowserExecutor({ pool, drivers, baseUrls, pageTimeoutMs: config.pageTimeoutSeconds * 1000 });
   let onUpgrade: ReturnType<typeof mountLive> | undefined;
   let mcp: McpHttpEndpoint | undefined;

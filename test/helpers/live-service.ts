@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig, type Config } from "../../src/config.js";
 import type { Clock } from "../../src/engine/clock.js";
+import type { Driver } from "../../src/platforms/driver.js";
 import { createLogger, silentLogger } from "../../src/engine/logger.js";
 import { dkimRecord, generateDkimKey, startSandbox, type RunningSandbox } from "../../src/sandbox/index.js";
 import { startServer, type RunningServer, type ServerOptions } from "../../src/server.js";
@@ -19,7 +20,7 @@ export interface LiveService {
   key: string;
   api(method: string, path: string, body?: unknown, options?: { key?: string; headers?: Record<string, string> }): Promise<{ status: number; json: any; headers: Headers }>;
   /** Adds an account for a sandbox user and returns its id. */
-  account(username: string, extra?: { password?: string; totp_secret?: string }): Promise<string>;
+  account(username: string, extra?: { password?: string; totp_secret?: string; platform?: string }): Promise<string>;
   /** Runs an action and waits until it is needs_input or ended. */
   run(accountId: string, type: string, params?: Record<string, unknown>, headers?: Record<string, string>): Promise<any>;
   /** Waits until the action is needs_input or ended. */
@@ -36,7 +37,7 @@ export interface LiveService {
    * An account and its sandbox user (`inbox: true`), created in that order: the user's `email` and
    * `sms_url` are the account's inbox, so the codes the sandbox sends arrive there by themselves.
    */
-  inboxUser(challenge: "email" | "sms" | "magic_link", extra?: { password?: string; totp_secret?: string }): Promise<InboxUser>;
+  inboxUser(challenge: "email" | "sms" | "magic_link", extra?: { password?: string; totp_secret?: string; platform?: string }): Promise<InboxUser>;
   /** The newest code the sandbox sent the user (e-mail or text message). */
   latestCode(handle: string): Promise<string>;
   /** Every status the action went through in this process, in order, with when it was seen. */
@@ -65,6 +66,8 @@ export interface LiveServiceOptions {
    * to reach an interval's end; runner leases stay on the process's own clock. Default: real time.
    */
   clock?: Clock;
+  /** Drivers beside the built-in ones whose platforms are the sandbox (e.g. its declared driver), enabled at its address. */
+  sandboxDrivers?: readonly Driver[];
 }
 
 /** A sandbox user whose e-mail and SMS URL are its account's inbox. */
@@ -96,6 +99,7 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
     ...(smtpPort ? { ACTION_SERVICE_SMTP_PORT: String(smtpPort) } : {}),
     ...(dns ? { ACTION_SERVICE_DNS_SERVERS: dns.address } : {}),
     ...(process.env.BROWSER_EXECUTABLE_PATH ? { BROWSER_EXECUTABLE_PATH: process.env.BROWSER_EXECUTABLE_PATH } : {}),
+    ...(options.sandboxDrivers ? { ACTION_SERVICE_PLATFORMS: options.sandboxDrivers.map((driver) => `${driver.platform.name}=${sandbox.url}`).join(",") } : {}),
     ...options.env,
   });
   const histories = new Map<string, { status: string; at: number }[]>();
@@ -109,7 +113,7 @@ export async function startLiveService(options: LiveServiceOptions = {}): Promis
   };
   // Silent unless asked (ACTION_SERVICE_TEST_LOG_LEVEL=warn), e.g. to see why a benchmark's action failed.
   const logger = process.env.ACTION_SERVICE_TEST_LOG_LEVEL ? createLogger(process.env.ACTION_SERVICE_TEST_LOG_LEVEL) : silentLogger;
-  const serverOptions: ServerOptions = { logger, ...(clock ? { clock } : {}), ...options.server };
+  const serverOptions: ServerOptions = { logger, ...(clock ? { clock } : {}), ...(options.sandboxDrivers ? { drivers: options.sandboxDrivers } : {}), ...options.server };
   let server = await startServer(config, serverOptions);
   record(server);
   const key = server.service.firstKey!.key;
