@@ -17,6 +17,8 @@ const USAGE = `Usage: action-service <command>
   keys list [--workspace NAME]
                            every key: id, prefix, role, workspace, created, active or revoked
   keys revoke ID           refuses the key from now on, on every surface and process
+  driver check <driver> --url URL [--username U] [--json]
+                           which of a driver's page states and failure detectors the live platform shows (docs/driver-check.md)
   migrate                  applies pending database migrations (serve and the CLI also do, one process at a time)
   x402-devnet [--port N] [--host H]
                            a local chain, test USDC and x402 facilitator; prints their configuration
@@ -175,6 +177,15 @@ async function main(argv: string[]): Promise<void> {
       return keys(args);
     case "migrate":
       return migrate();
+    case "driver": {
+      const [sub, ...rest] = args;
+      if (sub === "check") {
+        const { runDriverCheck } = await import("./commands/driver-check.js");
+        process.exitCode = await runDriverCheck(rest, config(), { password: process.env.ACTION_SERVICE_CHECK_PASSWORD, cwd: process.cwd() });
+        return;
+      }
+      throw new UsageError(`Unknown driver command "${sub ?? ""}".`);
+    }
     case undefined:
     case "help":
     case "--help":
@@ -193,7 +204,7 @@ process.on("unhandledRejection", (reason) => {
 });
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || (error instanceof Error && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))) {
+  if (error instanceof UsageError || (error instanceof Error && error.name === "DriverCheckUsageError") || (error instanceof Error && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))) {
     console.error(`${error.message}\n\n${USAGE}`);
     process.exit(2);
   }
