@@ -145,7 +145,7 @@ class Inspection {
       const failure = this.#failureOf(error);
       if (spec && failure.code === "ui_changed" && this.#asked.includes("signedIn")) {
         const others = this.#asked.filter((name) => name !== "signedIn");
-        this.#checklist.record("signedIn", "not_found", `not found on ${this.#where()} after signing in${others.length > 0 ? ` (nor ${others.map((name) => this.#stateName(name)).join(", ")})` : ""}`);
+        this.#checklist.record("signedIn", "not_found", `not found on ${this.#where("after signing in")}${others.length > 0 ? ` (nor ${others.map((name) => this.#stateName(name)).join(", ")})` : ""}`);
       }
       if (spec?.alert && this.#checklist.outcomeOf("refused") === "found") this.#recordSeen("alert", await visibleSoon(spec.alert(this.#page)));
       this.#checklist.record("sign-in", "failed", `${failure.code}: ${failure.message}`, failure.code);
