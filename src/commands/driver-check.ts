@@ -102,9 +102,10 @@ async function passwordFor(username: string, environment: DriverCheckEnvironment
  * The driver `spec` names: a built-in platform, a module (a path, or an installed package) whose
  * default export or `driver` export is a driver, or a declared `*.platform.json` file.
  *
- * MERGE (issue 42): replace with piece A's loader (src/platforms/load.ts), and declared files with
- * piece B's `loadPlatformFile` (src/platforms/declared/index.ts), so the check loads a driver exactly
- * as start-up does.
+ * MERGE (issue 42): keep the built-in lookup and replace the rest with piece A's
+ * `loadDriver(spec, cwd)` (src/platforms/load.ts), which also reads `*.platform.json` through piece
+ * B's `loadPlatformFile`: the check then loads a driver exactly as start-up does. Its errors are
+ * usage errors here (exit 2, naming the driver).
  */
 export async function resolveDriver(spec: string, cwd: string): Promise<Driver> {
   const builtIn = DRIVERS.find((driver) => driver.platform.name === spec);
