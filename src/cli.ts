@@ -18,6 +18,8 @@ const USAGE = `Usage: action-service <command>
                            every key: id, prefix, role, workspace, created, active or revoked
   keys revoke ID           refuses the key from now on, on every surface and process
   migrate                  applies pending database migrations (serve and the CLI also do, one process at a time)
+  driver check <driver> --url URL [--username U] [--json]
+                           which of a driver's page states and failure detectors the live platform shows (docs/driver-check.md)
   driver schema            prints the JSON Schema of platform files (docs/platform-files.md)
   x402-devnet [--port N] [--host H]
                            a local chain, test USDC and x402 facilitator; prints their configuration
@@ -132,6 +134,7 @@ class UsageError extends Error {}
 
 /** `driver <sub>`: the commands for writing a platform's driver, one handler each. */
 const DRIVER_COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  check: driverCheck,
   schema: driverSchema,
 };
 
@@ -140,6 +143,12 @@ async function driver(args: string[]): Promise<void> {
   const run = sub === undefined ? undefined : DRIVER_COMMANDS[sub];
   if (!run) throw new UsageError(`Unknown driver command "${sub ?? ""}": ${Object.keys(DRIVER_COMMANDS).join(", ")}.`);
   return run(rest);
+}
+
+/** `driver check`: which of a driver's page states the live platform shows; exits non-zero naming what it did not. */
+async function driverCheck(args: string[]): Promise<void> {
+  const { runDriverCheck } = await import("./commands/driver-check.js");
+  process.exitCode = await runDriverCheck(args, config(), { password: process.env.ACTION_SERVICE_CHECK_PASSWORD, cwd: process.cwd() });
 }
 
 /** `driver schema`: the platform file's JSON Schema (as shipped in platform.schema.json), for editors. */
@@ -215,7 +224,7 @@ process.on("unhandledRejection", (reason) => {
 });
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || (error instanceof Error && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))) {
+  if (error instanceof UsageError || (error instanceof Error && error.name === "DriverCheckUsageError") || (error instanceof Error && "code" in error && String(error.code).startsWith("ERR_PARSE_ARGS"))) {
     console.error(`${error.message}\n\n${USAGE}`);
     process.exit(2);
   }

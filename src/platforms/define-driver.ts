@@ -4,19 +4,32 @@ import type { Driver } from "./driver.js";
 import { ensureSignedIn, type SignInSpec } from "./sign-in.js";
 
 /**
+ * A driver made by `defineDriver`: it keeps its `SignInSpec`, so `action-service driver check` can
+ * look for each page state it declares. (Not a field of `Driver` itself: driver.ts importing the
+ * spec from sign-in.ts, which imports driver.ts, would close an import circle.)
+ */
+export type DefinedDriver = Driver & { readonly signIn: SignInSpec };
+
+/**
  * A driver from its declarations: the action types it offers come from its handlers, and its
  * sign-in (the shared loop) and the page owners sign in on by hand from its `SignInSpec`.
  */
 export function defineDriver(
   driver: Omit<Driver, "platform" | "ensureSignedIn" | "manualSignIn" | "probe"> & { platform: Omit<PlatformInfo, "actions">; signIn: SignInSpec },
-): Driver {
-  const { signIn, ...rest } = driver;
+): DefinedDriver {
+  const { signIn } = driver;
   const actions = Object.keys(driver.actions) as ActionType[];
   return {
-    ...rest,
+    ...driver,
     platform: { ...driver.platform, actions },
     ensureSignedIn: (context) => ensureSignedIn(signIn, context),
     ...(signIn.probe ? { probe: signIn.probe } : {}),
     manualSignIn: { path: signIn.form.path ?? signIn.start, signedIn: signIn.signedIn },
   };
+}
+
+/** The sign-in a driver declares, when it was made by `defineDriver` (a hand-written `Driver` has none to show). */
+export function signInSpecOf(driver: Driver): SignInSpec | undefined {
+  const { signIn } = driver as Partial<DefinedDriver>;
+  return signIn && typeof signIn === "object" && typeof signIn.signedIn === "function" ? signIn : undefined;
 }
