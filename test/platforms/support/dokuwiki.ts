@@ -63,6 +63,8 @@ export interface DokuWiki {
   lockPage(id: string, user: string): Promise<void>;
   /** The page's wiki text from `doku.php?id=…&do=export_raw`, undefined when the page does not exist. */
   pageText(id: string): Promise<string | undefined>;
+  /** The page's newest revision as its changelog (`data/meta/<ns>/<page>.changes`) records it; undefined when it has none. */
+  lastChange(id: string): { user: string; summary: string } | undefined;
   /** Resident memory of the server and its workers, in MiB. */
   rssMiB(): Promise<number | undefined>;
   /** Stops php -S and its workers and removes the temp dir. */
@@ -155,6 +157,13 @@ export async function startDokuWiki(): Promise<DokuWiki> {
         await dwpage(["-u", user, "lock", id]);
       },
       pageText,
+      lastChange(id) {
+        const file = join(data, "meta", ...id.split(":")) + ".changes";
+        if (!existsSync(file)) return undefined;
+        // One line a revision: date, IP, type, id, user, summary, extra, size (tab-separated).
+        const fields = readFileSync(file, "utf8").trimEnd().split("\n").at(-1)!.split("\t");
+        return { user: fields[4] ?? "", summary: fields[5] ?? "" };
+      },
       rssMiB: () => treeRssMiB(server.pid!),
       stop() {
         stopped ??= (async () => {
