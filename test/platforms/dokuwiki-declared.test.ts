@@ -169,27 +169,41 @@ describe("DokuWiki, declared: actions", () => {
 describe("DokuWiki, declared: driver check", () => {
   it("finds every page state the file declares on the live wiki, signed in as Bob; a wrong password fails it as login_failed", async () => {
     const passed = await driverCheck(BOB.password);
-    expect(passed.code, passed.output).toBe(0);
-    expect(passed.output).not.toContain(BOB.password);
+    expect(passed.code, passed.stdout + passed.stderr).toBe(0);
+    const report = JSON.parse(passed.stdout) as CheckReport;
+    expect(report.ok).toBe(true);
+    const outcome = (name: string) => report.checks.find((check) => check.name === name)?.outcome;
+    for (const state of ["signedOut", "signedIn", "form.username", "form.password", "form.submit", "form.remember", "signedInAs", "probe"]) {
+      expect(outcome(state), state).toBe("found");
+    }
+    expect(report.checks.filter((check) => check.name.startsWith("failures[")).map((check) => check.outcome)).toEqual(Array(5).fill("not_shown"));
+    expect(passed.stdout + passed.stderr).not.toContain(BOB.password);
 
     const refused = await driverCheck("not-the-password");
-    expect(refused.code, refused.output).not.toBe(0);
-    expect(refused.output).toContain("login_failed");
-    expect(refused.output).not.toContain("not-the-password");
+    expect(refused.code, refused.stdout + refused.stderr).toBe(1);
+    const refusedReport = JSON.parse(refused.stdout) as CheckReport;
+    expect(refusedReport.ok).toBe(false);
+    expect(refusedReport.checks.find((check) => check.name === "refused")?.outcome).toBe("found");
+    expect(refusedReport.checks.find((check) => check.name === "sign-in")?.message).toContain("login_failed");
+    expect(refused.stdout + refused.stderr).not.toContain("not-the-password");
   });
 });
 
-/** `action-service driver check examples/drivers/dokuwiki.platform.json --url … --username bob`, the password from the environment. */
-function driverCheck(password: string): Promise<{ code: number | null; output: string }> {
+/** What `driver check --json` prints. */
+interface CheckReport { ok: boolean; checks: { name: string; outcome: string; message: string }[] }
+
+/** `action-service driver check examples/drivers/dokuwiki.platform.json --url … --username bob --json`, the password from the environment. */
+function driverCheck(password: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, "driver", "check", PLATFORM_FILE, "--url", wiki.url, "--username", BOB.name], {
+    const child = spawn(process.execPath, [CLI, "driver", "check", PLATFORM_FILE, "--url", wiki.url, "--username", BOB.name, "--json"], {
       env: { ...process.env, ACTION_SERVICE_CHECK_PASSWORD: password, ACTION_SERVICE_LOG_LEVEL: "warn" },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.once("error", reject);
-    child.once("close", (code) => resolve({ code, output }));
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
