@@ -102,6 +102,32 @@ describe("DokuWiki, declared: sign-in", () => {
   });
 });
 
+describe("DokuWiki, declared: health checks", () => {
+  it("a check finds the session alive on the wiki; once the password is changed on the wiki, the check finds it refused (needs_auth)", async () => {
+    const dora = await wiki.createUser(`dora${Date.now().toString(36)}`, "Dora-Pass-1234", "Dora Explorer");
+    const accountId = await addAccount(dora.name, dora.password);
+    await succeeded(accountId, "connect");
+    const checked = async (): Promise<any> => {
+      const before = (await api("GET", `/v1/accounts/${accountId}`)).json.checked_at as string | undefined;
+      expect((await api("POST", `/v1/accounts/${accountId}/check`)).status).toBe(202);
+      return eventually(
+        async () => {
+          const account = (await api("GET", `/v1/accounts/${accountId}`)).json;
+          return account.checked_at && account.checked_at !== before ? account : undefined;
+        },
+        { what: "the check to be done", timeoutMs: 60_000, everyMs: 250 },
+      );
+    };
+    expect(await checked()).toMatchObject({ status: "connected" });
+
+    // As the wiki's user manager does for an admin's change: the cookie's old password now signs in nobody.
+    await wiki.setPassword(dora.name, "Changed-By-The-Admin-1");
+    const refused = await checked();
+    expect(refused.status).toBe("needs_auth");
+    expect(refused.status_reason).toContain("Sorry, username or password was wrong.");
+  });
+});
+
 describe("DokuWiki, declared: actions", () => {
   let bob: string;
   beforeAll(async () => {

@@ -25,7 +25,7 @@
  *   saved because it contains blocked text (spam)." over the edit form when the text matches
  *   `wordblock.conf`.
  */
-import { closeSync, cpSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, appendFileSync } from "node:fs";
+import { appendFileSync, closeSync, cpSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
@@ -57,6 +57,12 @@ export interface DokuWiki {
   startedInMs: number;
   /** Adds a user to `conf/users.auth.php` (bcrypt, as the wiki hashes them); the wiki reads it on every request. */
   createUser(name: string, password: string, fullName?: string): Promise<WikiUser>;
+  /**
+   * Gives the user a new password as the wiki's user manager does: the line in `users.auth.php`
+   * rewritten, and `data/cache/sessionpurge` written, which makes every session prove its
+   * credentials again at its next request (a cookie with the old password then signs in nobody).
+   */
+  setPassword(name: string, password: string): Promise<void>;
   /** Saves `text` as the page, as `user` would (DokuWiki's `bin/dwpage.php commit`: a revision in the page's history). */
   writePage(id: string, text: string, user?: string): Promise<void>;
   /** Locks the page for editing as `user` does when they open its editor (`bin/dwpage.php lock`): 15 minutes. */
@@ -95,10 +101,26 @@ export async function startDokuWiki(): Promise<DokuWiki> {
     writeFileSync(prepend, `<?php\nif (!defined('DOKU_CONF')) define('DOKU_CONF', ${phpString(`${conf}/`)});\n`);
     const php = ["-d", `auto_prepend_file=${prepend}`];
 
+    const usersFile = join(conf, "users.auth.php");
+    const bcrypt = async (password: string) => (await runCommand("php", ["-r", "echo password_hash($argv[1], PASSWORD_BCRYPT);", password])).trim();
     const createUser = async (name: string, password: string, fullName = name): Promise<WikiUser> => {
-      const hash = (await runCommand("php", ["-r", "echo password_hash($argv[1], PASSWORD_BCRYPT);", password])).trim();
-      appendFileSync(join(conf, "users.auth.php"), `${name}:${hash}:${fullName}:${name}@example.test:${name === ADMIN.name ? "admin,user" : "user"}\n`);
+      appendFileSync(usersFile, `${name}:${await bcrypt(password)}:${fullName}:${name}@example.test:${name === ADMIN.name ? "admin,user" : "user"}\n`);
       return { name, password, fullName };
+    };
+    const setPassword = async (name: string, password: string) => {
+      const hash = await bcrypt(password);
+      const lines = readFileSync(usersFile, "utf8").split("\n");
+      const at = lines.findIndex((line) => line.startsWith(`${name}:`));
+      if (at < 0) throw new Error(`The wiki has no user ${name}.`);
+      const [login, , ...rest] = lines[at]!.split(":");
+      lines[at] = [login, hash, ...rest].join(":");
+      writeFileSync(usersFile, lines.join("\n"));
+      // A session is trusted when it began at or after the file's time, in whole seconds: one that
+      // began in this very second would outlive the purge, so the file is dated the next second.
+      const purge = join(data, "cache", "sessionpurge");
+      const next = Math.floor(Date.now() / 1000) + 1;
+      writeFileSync(purge, String(next));
+      utimesSync(purge, next, next);
     };
     const dwpage = (args: readonly string[]) => runCommand("php", [...php, join(DOKUWIKI_ROOT, "bin", "dwpage.php"), "--no-colors", ...args], { cwd: dir });
     const writePage = async (id: string, text: string, user = ADMIN.name) => {
@@ -152,6 +174,7 @@ export async function startDokuWiki(): Promise<DokuWiki> {
       dir,
       startedInMs: Date.now() - began,
       createUser,
+      setPassword,
       writePage,
       async lockPage(id, user) {
         await dwpage(["-u", user, "lock", id]);
