@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { BrowserExecutor } from "./browser/executor.js";
 import { BrowserPool, preloadBrowser } from "./browser/pool.js";
-import type { Config } from "./config.js";
+import { ConfigError, type Config } from "./config.js";
 import type { Clock } from "./engine/clock.js";
 import type { Engine } from "./engine/engine.js";
 import type { Logger } from "./engine/logger.js";
@@ -14,7 +14,8 @@ import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
 import { mountMetrics } from "./api/metrics.js";
 import { ServiceMetrics } from "./metrics/index.js";
 import { mountWebApp } from "./web/index.js";
-import { enabledPlatforms } from "./platforms/index.js";
+import { DriverError, enabledPlatforms, loadDrivers } from "./platforms/index.js";
+import type { Driver } from "./platforms/driver.js";
 import { dkimRecord, generateDkimKey, readDkimKey, startSandbox, type RunningSandbox } from "./sandbox/index.js";
 
 export interface ServerOptions {
@@ -53,10 +54,29 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * The built-in drivers and those `ACTION_SERVICE_DRIVERS` names, checked against
+ * `ACTION_SERVICE_PLATFORMS`: a driver that cannot run here is a configuration error (exit 2).
+ */
+export async function knownDrivers(config: Config, logger: Logger): Promise<Driver[]> {
+  let known: Driver[];
+  try {
+    known = await loadDrivers(config.drivers);
+  } catch (error) {
+    if (!(error instanceof DriverError)) throw error;
+    throw new ConfigError(`Invalid configuration:\n  ACTION_SERVICE_DRIVERS: ${error.message.replaceAll("\n", "\n  ")}`);
+  }
+  const { drivers } = enabledPlatforms(config.sandboxUrl, config.platforms, known);
+  for (const driver of known.slice(known.length - config.drivers.length)) {
+    if (!drivers.includes(driver)) logger.warn(`the driver for "${driver.platform.name}" is loaded but not enabled: say where it lives in ACTION_SERVICE_PLATFORMS (${driver.platform.name}=https://…)`);
+  }
+  return known;
+}
+
 /** The composition root of a service process: reads nothing from the environment itself. */
 export async function startServer(config: Config, options: ServerOptions): Promise<RunningServer> {
-  // A platform no driver has is refused before anything starts.
-  enabledPlatforms(config.sandboxUrl, config.platforms);
+  // A driver that does not load, and a platform no driver has, are refused before anything starts.
+  const known = await knownDrivers(config, options.logger);
   // The sandbox run here signs its mails (its driver declares its senders, DESIGN §15): with the
   // configured key, else a fresh one. No DNS publishes it: the inbox's DKIM look-ups answer it here.
   const { keyPath, selector } = config.sandboxDkim;
@@ -82,7 +102,7 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     pageIdleMs: config.warmPageSeconds * 1000,
     logger: options.logger,
   });
-  const { drivers, baseUrls } = enabledPlatforms(sandbox?.url ?? config.sandboxUrl, config.platforms);
+  const { drivers, baseUrls } = enabledPlatforms(sandbox?.url ?? config.sandboxUrl, config.platforms, known);
   const executor = new BrowserExecutor({ pool, drivers, baseUrls, pageTimeoutMs: config.pageTimeoutSeconds * 1000 });
   let onUpgrade: ReturnType<typeof mountLive> | undefined;
   let mcp: McpHttpEndpoint | undefined;
