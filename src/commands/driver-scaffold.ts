@@ -30,6 +30,7 @@ function indexJs(name: string, title: string, apiVersion: string): string {
  * labels, text; never CSS classes or test ids), then run \`npm test\` (it runs \`action-service
  * driver check\` against the live platform). docs/drivers.md in action-service says what each part is.
  */
+import { URL } from "node:url";
 import { ActionFailure, defineDriver } from "action-service/driver";
 
 /** @typedef {import("action-service/driver").Page} Page */
