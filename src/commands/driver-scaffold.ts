@@ -146,7 +146,7 @@ test("action-service driver check recognises the platform", () => {
   const url = process.env.PLATFORM_URL;
   assert.ok(url, "Set PLATFORM_URL to the platform's address (and PLATFORM_USERNAME with ACTION_SERVICE_CHECK_PASSWORD to check the sign-in too).");
   const username = process.env.PLATFORM_USERNAME;
-  const run = spawnSync("action-service", ["driver", "check", root, "--url", url, ...(username ? ["--username", username] : [])], {
+  const run = spawnSync("action-service", ["driver", "check", join(root, "index.js"), "--url", url, ...(username ? ["--username", username] : [])], {
     encoding: "utf8",
     // action-service from this package's node_modules (the peer dependency), else the one on PATH.
     env: { ...process.env, PATH: \`\${join(root, "node_modules", ".bin")}\${delimiter}\${process.env.PATH ?? ""}\` },
