@@ -70,18 +70,19 @@ function pathOf(path: readonly PropertyKey[]): string {
   return path.reduce<string>((joined, key) => (typeof key === "number" ? `${joined}[${key}]` : joined ? `${joined}.${String(key)}` : String(key)), "");
 }
 
-/** The problems of a candidate that passed the shape: action types the service has, and types it does not offer. */
-function typeProblems(driver: z.infer<typeof DriverShape>): string[] {
+/** Its action types: ones the service has, and declarations for types it does not offer (looked at whatever its shape). */
+function typeProblems(driver: { actions?: unknown; platform?: { actions?: unknown; params?: unknown; paces?: unknown } }): string[] {
   const problems: string[] = [];
+  if (typeof driver.actions !== "object" || driver.actions === null || typeof driver.platform !== "object" || driver.platform === null) return problems;
   const offered = Object.keys(driver.actions);
   if (offered.length === 0) problems.push("actions: declares no action type; it needs at least one handler (connect, post, …)");
   for (const type of offered) {
     if (!(ACTION_TYPES as readonly string[]).includes(type)) problems.push(`actions.${type}: "${type}" is not an action type of the service (${ACTION_TYPES.join(", ")})`);
   }
-  const listed = [...driver.platform.actions].sort().join(",");
-  if (listed !== [...offered].sort().join(",")) problems.push(`platform.actions: lists ${driver.platform.actions.join(", ") || "nothing"} but the handlers are ${offered.join(", ") || "none"} (defineDriver fills it in)`);
+  const listed = Array.isArray(driver.platform.actions) ? driver.platform.actions.map(String) : [];
+  if ([...listed].sort().join(",") !== [...offered].sort().join(",")) problems.push(`platform.actions: lists ${listed.join(", ") || "nothing"} but the handlers are ${offered.join(", ") || "none"} (defineDriver fills it in)`);
   for (const [field, declared] of [["params", driver.platform.params], ["paces", driver.platform.paces]] as const) {
-    for (const type of Object.keys(declared ?? {})) {
+    for (const type of typeof declared === "object" && declared !== null ? Object.keys(declared) : []) {
       if (!offered.includes(type)) problems.push(`platform.${field}.${type}: the driver has no "${type}" handler`);
     }
   }
@@ -99,7 +100,7 @@ export function validateDriver(candidate: unknown, where: string): Driver {
   const versionProblem = apiVersionProblem((candidate as { apiVersion?: unknown }).apiVersion);
   if (versionProblem) throw new DriverError(`driver ${where} ${versionProblem}`);
   const parsed = DriverShape.safeParse(candidate);
-  const problems = parsed.success ? typeProblems(parsed.data) : parsed.error.issues.map((issue) => `${pathOf(issue.path) || "(the driver)"}: ${issue.message}`);
+  const problems = [...(parsed.success ? [] : parsed.error.issues.map((issue) => `${pathOf(issue.path) || "(the driver)"}: ${issue.message}`)), ...typeProblems(candidate)];
   if (problems.length > 0) throw new DriverError(`driver ${where} declares something invalid:\n  ${problems.join("\n  ")}`);
   return candidate as Driver;
 }

@@ -141,6 +141,11 @@ describe("a driver that cannot run stops start-up, naming it and why (exit 2, as
     { name: "an inbox pattern that is not a regex", entries: () => driverModule("inbox-string.mjs", { platform: '{ name: "extra", title: "Extra", description: "", inbox: { code: "code is (\\\\d{6})" } }' }), says: /platform\.inbox\.code: must be a regular expression/ },
     { name: "an inbox pattern with two groups", entries: () => driverModule("inbox-groups.mjs", { platform: '{ name: "extra", title: "Extra", description: "", inbox: { code: /(code|pin) is (\\d{6})/ } }' }), says: /platform\.inbox\.code: \/\(code\|pin\) is \(\\d\{6\}\)\/ has 2 capture groups/ },
     { name: "an inbox pattern that backtracks", entries: () => driverModule("inbox-backref.mjs", { platform: '{ name: "extra", title: "Extra", description: "", inbox: { code: /(\\d)\\1/ } }' }), says: /platform\.inbox\.code: .*cannot run in linear time/ },
+    {
+      name: "several mistakes at once, each said",
+      entries: () => driverModule("several.mjs", { platform: '{ name: "extra", title: "Extra", description: "", paces: { post: { per_hour: 0 } } }', actions: "{ publish: async () => ({}) }" }),
+      says: /platform\.paces\.post\.per_hour: .*>=1\n\s+actions\.publish: "publish" is not an action type.*\n\s+platform\.paces\.post: the driver has no "post" handler/,
+    },
     { name: "a failure with a code the service does not have", entries: () => driverModule("failure-code.mjs", { failures: '[{ code: "forbidden", locate: (page) => page.getByRole("alert"), message: "No." }]' }), says: /failures\[0\]\.code: "forbidden" is not an action error code/ },
   ];
 
