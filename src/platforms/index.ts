@@ -18,9 +18,12 @@ export const DRIVERS: readonly Driver[] = [sandboxDriver, mediawikiDriver, ghost
  * (DESIGN §14), in order. One that fails to load, declares something invalid, was written for
  * another driver API or takes a name already taken stops here (a DriverError naming it).
  */
-export async function loadDrivers(entries: readonly string[], cwd: string = process.cwd()): Promise<Driver[]> {
+export async function loadDrivers(entries: readonly string[], options: { cwd?: string; given?: readonly Driver[] } = {}): Promise<Driver[]> {
+  const { cwd = process.cwd(), given = [] } = options;
   const drivers: [string, Driver][] = DRIVERS.map((driver) => [builtIn(driver), driver]);
   for (const entry of entries) drivers.push([entry, await loadDriver(entry, cwd)]);
+  // Drivers handed over in-process (a test's), checked as any other.
+  for (const driver of given) drivers.push([`${String(driver.platform?.name)} (given)`, validateDriver(driver, `${String(driver.platform?.name)} (given)`)]);
   refuseRepeatedNames(drivers);
   return drivers.map(([, driver]) => driver);
 }
