@@ -18,6 +18,8 @@ const USAGE = `Usage: action-service <command>
                            every key: id, prefix, role, workspace, created, active or revoked
   keys revoke ID           refuses the key from now on, on every surface and process
   migrate                  applies pending database migrations (serve and the CLI also do, one process at a time)
+  driver new NAME [--dir D]
+                           scaffolds a code driver's package for a new platform (docs/drivers.md)
   driver check <driver> --url URL [--username U] [--json]
                            which of a driver's page states and failure detectors the live platform shows (docs/driver-check.md)
   driver schema            prints the JSON Schema of platform files (docs/platform-files.md)
@@ -83,9 +85,11 @@ async function keys(args: string[]): Promise<void> {
   const { createService } = await import("./main.js");
   const { silentLogger } = await import("./engine/logger.js");
   const { enabledPlatforms } = await import("./platforms/index.js");
+  const { knownDrivers } = await import("./server.js");
+  const known = await knownDrivers(settings, silentLogger);
   const service = await createService(settings, {
     executor: { execute: () => Promise.reject(new Error(`keys ${sub} runs no action`)) },
-    platforms: enabledPlatforms(settings.sandboxUrl, settings.platforms).drivers.map((driver) => driver.platform),
+    platforms: enabledPlatforms(settings.sandboxUrl, settings.platforms, known).drivers.map((driver) => driver.platform),
     logger: silentLogger,
     start: false,
   });
@@ -134,6 +138,7 @@ class UsageError extends Error {}
 
 /** `driver <sub>`: the commands for writing a platform's driver, one handler each. */
 const DRIVER_COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  new: driverNew,
   check: driverCheck,
   schema: driverSchema,
 };
@@ -156,6 +161,21 @@ async function driverSchema(args: string[]): Promise<void> {
   if (args.length > 0) throw new UsageError("driver schema takes no arguments.");
   const { platformJsonSchema } = await import("./platforms/declared/schema.js");
   console.log(JSON.stringify(platformJsonSchema(), null, 2));
+}
+
+/** `driver new NAME [--dir D]`: writes a code driver's package to fill in. */
+async function driverNew(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { dir: { type: "string" } } });
+  if (positionals.length !== 1) throw new UsageError("driver new takes the platform's name, e.g. `driver new intranet`.");
+  const { scaffoldDriver } = await import("./commands/driver-new.js");
+  let made: { dir: string; files: string[] };
+  try {
+    made = scaffoldDriver(positionals[0]!, values.dir);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  console.log(`Wrote a driver for "${positionals[0]}" in ${made.dir}: ${made.files.join(", ")}.`);
+  console.log(`Next: fill in index.js, check it with \`PLATFORM_URL=https://… npm test\` there, and load it with ACTION_SERVICE_DRIVERS=${made.dir}.`);
 }
 
 /** `[--port N] [--host H]`: a free port (0) on loopback unless told otherwise. */

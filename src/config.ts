@@ -58,6 +58,13 @@ const platformUrls = z.string().transform((value, context) => {
   return urls;
 });
 
+/**
+ * `ACTION_SERVICE_DRIVERS` (DESIGN §14): comma-separated drivers to load beside the built-in ones —
+ * module paths (relative to the working directory), installed package names, `*.platform.json`
+ * files. Whether each loads is checked where the drivers are (`platforms/load.ts`).
+ */
+const driverEntries = z.string().transform((value) => value.split(",").map((entry) => entry.trim()).filter((entry) => entry !== ""));
+
 /** A PEM file's path, read at start-up: a file that cannot be read is a clear error now, not at the first STARTTLS. */
 const pemFile = z.string().transform((path, context) => {
   try {
@@ -123,6 +130,7 @@ export const ConfigSchema = z.object({
   BROWSER_WS_ENDPOINT: z.preprocess(emptyAsUndefined, browserEndpoints.optional()),
   BROWSER_WS_ENDPOINTS: z.preprocess(emptyAsUndefined, browserEndpoints.optional()),
   ACTION_SERVICE_PLATFORMS: z.preprocess(emptyAsUndefined, platformUrls.optional()),
+  ACTION_SERVICE_DRIVERS: z.preprocess(emptyAsUndefined, driverEntries.optional()),
   SANDBOX_PORT: port.default(8788),
   SANDBOX_URL: z.preprocess(emptyAsUndefined, z.url({ protocol: /^https?$/ }).optional()),
   SANDBOX_SMTP_URL: optional(z.url({ protocol: /^smtp$/, error: "must be smtp://host:port (plain SMTP, no login)" })),
@@ -203,6 +211,8 @@ export interface Config {
   sandboxDkim: { keyPath: string | undefined; selector: string };
   /** Platforms enabled beside the sandbox and where each lives (`ACTION_SERVICE_PLATFORMS`). */
   platforms: Readonly<Record<string, string>>;
+  /** Drivers loaded beside the built-in ones (`ACTION_SERVICE_DRIVERS`), as written: paths, package names, platform files. */
+  drivers: readonly string[];
   challengeTtlSeconds: number;
   freeCredits: number;
   maxConcurrentActions: number;
@@ -297,6 +307,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv): Config {
     sandboxSmtpUrl: env.SANDBOX_SMTP_URL,
     sandboxDkim: { keyPath: env.SANDBOX_DKIM_KEY === undefined ? undefined : resolve(env.SANDBOX_DKIM_KEY), selector: env.SANDBOX_DKIM_SELECTOR },
     platforms: env.ACTION_SERVICE_PLATFORMS ?? {},
+    drivers: env.ACTION_SERVICE_DRIVERS ?? [],
     challengeTtlSeconds: env.ACTION_SERVICE_CHALLENGE_TTL_SECONDS,
     freeCredits: env.ACTION_SERVICE_FREE_CREDITS,
     maxConcurrentActions: env.ACTION_SERVICE_MAX_CONCURRENT_ACTIONS,

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { BrowserExecutor } from "./browser/executor.js";
 import { BrowserPool, preloadBrowser } from "./browser/pool.js";
-import type { Config } from "./config.js";
+import { ConfigError, type Config } from "./config.js";
 import type { Clock } from "./engine/clock.js";
 import type { Engine } from "./engine/engine.js";
 import type { Logger } from "./engine/logger.js";
@@ -14,7 +14,7 @@ import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
 import { mountMetrics } from "./api/metrics.js";
 import { ServiceMetrics } from "./metrics/index.js";
 import { mountWebApp } from "./web/index.js";
-import { DRIVERS, enabledPlatforms } from "./platforms/index.js";
+import { DRIVERS, DriverError, enabledPlatforms, loadDrivers } from "./platforms/index.js";
 import type { Driver } from "./platforms/driver.js";
 import { dkimRecord, generateDkimKey, readDkimKey, startSandbox, type RunningSandbox } from "./sandbox/index.js";
 
@@ -37,7 +37,7 @@ export interface ServerOptions {
   live?: Pick<LiveHubOptions, "unwatchedMs" | "maxPagesPerKey">;
   /** Mounts more on the HTTP app (REST, MCP over HTTP and the live browser are always there). */
   extend?: (app: Hono, engine: Engine, pool: BrowserPool, executor: BrowserExecutor) => void;
-  /** Drivers beside the built-in ones, e.g. a declared driver a test loaded (ACTION_SERVICE_DRIVERS is the door for users). */
+  /** Drivers beside the built-in ones and ACTION_SERVICE_DRIVERS', handed over in-process (a test's); checked as those are. */
   drivers?: readonly Driver[];
 }
 
@@ -56,11 +56,29 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * The built-in drivers and those `ACTION_SERVICE_DRIVERS` names, checked against
+ * `ACTION_SERVICE_PLATFORMS`: a driver that cannot run here is a configuration error (exit 2).
+ */
+export async function knownDrivers(config: Config, logger: Logger, given: readonly Driver[] = []): Promise<Driver[]> {
+  let known: Driver[];
+  try {
+    known = await loadDrivers(config.drivers, { given });
+  } catch (error) {
+    if (!(error instanceof DriverError)) throw error;
+    throw new ConfigError(`Invalid configuration:\n  ACTION_SERVICE_DRIVERS: ${error.message.replaceAll("\n", "\n  ")}`);
+  }
+  const { drivers } = enabledPlatforms(config.sandboxUrl, config.platforms, known);
+  for (const driver of known) {
+    if (!DRIVERS.includes(driver) && !drivers.includes(driver)) logger.warn(`the driver for "${driver.platform.name}" is loaded but not enabled: say where it lives in ACTION_SERVICE_PLATFORMS (${driver.platform.name}=https://…)`);
+  }
+  return known;
+}
+
 /** The composition root of a service process: reads nothing from the environment itself. */
 export async function startServer(config: Config, options: ServerOptions): Promise<RunningServer> {
-  // A platform no driver has is refused before anything starts.
-  const known = [...DRIVERS, ...(options.drivers ?? [])];
-  enabledPlatforms(config.sandboxUrl, config.platforms, known);
+  // A driver that does not load, and a platform no driver has, are refused before anything starts.
+  const known = await knownDrivers(config, options.logger, options.drivers);
   // The sandbox run here signs its mails (its driver declares its senders, DESIGN §15): with the
   // configured key, else a fresh one. No DNS publishes it: the inbox's DKIM look-ups answer it here.
   const { keyPath, selector } = config.sandboxDkim;

@@ -1,12 +1,10 @@
-import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { pathToFileURL } from "node:url";
 import type { Config } from "../config.js";
 import { connectEndpoint } from "../browser/endpoints.js";
 import type { Driver } from "../platforms/driver.js";
-import { DRIVERS } from "../platforms/index.js";
+import { loadDrivers } from "../platforms/index.js";
+import { loadDriver } from "../platforms/load.js";
+import { DriverError } from "../platforms/validate.js";
 import { inspectDriver } from "./driver-check/inspect.js";
 import { makeReport, renderReport } from "./driver-check/report.js";
 import { processTerminal, type Terminal } from "./driver-check/terminal.js";
@@ -44,7 +42,7 @@ export async function runDriverCheck(args: string[], config: Config, environment
     // Asked for before the browser starts: a missing password is said at once.
     const username = values.username?.trim();
     const password = username ? await passwordFor(username, environment, terminal) : undefined;
-    const driver = await resolveDriver(spec, environment.cwd);
+    const driver = await resolveDriver(spec, config, environment.cwd);
     const browser = await connectEndpoint({ kind: "local", url: "local", executablePath: config.browserExecutablePath }).catch((error: unknown) => {
       throw new Error(`No browser could be started for the check: ${error instanceof Error ? error.message : String(error)}`);
     });
@@ -99,54 +97,17 @@ async function passwordFor(username: string, environment: DriverCheckEnvironment
 }
 
 /**
- * The driver `spec` names: a built-in platform, a module (a path, or an installed package) whose
- * default export or `driver` export is a driver, or a declared `*.platform.json` file.
- *
- * MERGE (issue 42): keep the built-in lookup and replace the rest with piece A's
- * `loadDriver(spec, cwd)` (src/platforms/load.ts), which also reads `*.platform.json` through piece
- * B's `loadPlatformFile`: the check then loads a driver exactly as start-up does. Its errors are
- * usage errors here (exit 2, naming the driver).
+ * The driver `spec` names, loaded as start-up loads drivers (src/platforms/load.ts, the same
+ * checks): a built-in platform or one `ACTION_SERVICE_DRIVERS` loads, by its name; else a module
+ * (a path, a package's folder, an installed package) or a `*.platform.json` file. What stops it
+ * loading is a mistake in the command (exit 2), naming the driver.
  */
-export async function resolveDriver(spec: string, cwd: string): Promise<Driver> {
-  const builtIn = DRIVERS.find((driver) => driver.platform.name === spec);
-  if (builtIn) return builtIn;
-  if (spec.endsWith(".platform.json")) {
-    // MERGE: loadPlatformFile(resolve(cwd, spec)) from piece B.
-    throw new DriverCheckUsageError(`${spec}: declared platform files are not implemented in this build yet.`);
-  }
-  const isPath = spec.startsWith(".") || spec.startsWith("/") || /\.[cm]?[jt]s$/.test(spec);
-  let url: string;
-  if (isPath) {
-    const file = resolve(cwd, spec);
-    if (!existsSync(file)) throw new DriverCheckUsageError(`Driver ${spec}: no such file (${file}).`);
-    url = pathToFileURL(file).href;
-  } else {
-    try {
-      url = pathToFileURL(createRequire(join(cwd, "package.json")).resolve(spec)).href;
-    } catch {
-      throw new DriverCheckUsageError(`Driver "${spec}" is neither a built-in platform (${DRIVERS.map((driver) => driver.platform.name).join(", ")}), a file, nor a package installed in ${cwd}.`);
-    }
-  }
-  let module: Record<string, unknown>;
+export async function resolveDriver(spec: string, config: Config, cwd: string): Promise<Driver> {
   try {
-    module = (await import(url)) as Record<string, unknown>;
+    const known = await loadDrivers(config.drivers, { cwd });
+    return known.find((driver) => driver.platform.name === spec) ?? (await loadDriver(spec, cwd));
   } catch (error) {
-    throw new DriverCheckUsageError(`Driver ${spec} failed to load: ${error instanceof Error ? error.message : String(error)}`);
+    if (error instanceof DriverError) throw new DriverCheckUsageError(error.message);
+    throw error;
   }
-  const driver = module.default ?? module.driver;
-  if (!isDriver(driver)) throw new DriverCheckUsageError(`Driver ${spec} exports no driver: export it as the default export (or as \`driver\`), made with defineDriver.`);
-  return driver;
-}
-
-function isDriver(value: unknown): value is Driver {
-  const driver = value as Partial<Driver> | undefined;
-  return (
-    typeof driver === "object" &&
-    driver !== null &&
-    typeof driver.platform?.name === "string" &&
-    typeof driver.ensureSignedIn === "function" &&
-    typeof driver.signedInAs === "function" &&
-    Array.isArray(driver.failures) &&
-    typeof driver.actions === "object"
-  );
 }

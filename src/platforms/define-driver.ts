@@ -1,7 +1,16 @@
 import type { ActionType } from "../domain/actions.js";
 import type { PlatformInfo } from "../engine/execution/index.js";
+import { DRIVER_API_VERSION } from "./api-version.js";
 import type { Driver } from "./driver.js";
 import { ensureSignedIn, type SignInSpec } from "./sign-in.js";
+
+/** What a driver declares for `defineDriver`: the rest (its action list, sign-in, owner sign-in page, probe) follows from it. */
+export type DriverDeclaration = Omit<Driver, "apiVersion" | "platform" | "ensureSignedIn" | "manualSignIn" | "probe"> & {
+  /** The driver API it was written for; the service's own when left out (the public `defineDriver` requires it). */
+  apiVersion?: string;
+  platform: Omit<PlatformInfo, "actions">;
+  signIn: SignInSpec;
+};
 
 /**
  * A driver made by `defineDriver`: it keeps its `SignInSpec`, so `action-service driver check` can
@@ -14,13 +23,12 @@ export type DefinedDriver = Driver & { readonly signIn: SignInSpec };
  * A driver from its declarations: the action types it offers come from its handlers, and its
  * sign-in (the shared loop) and the page owners sign in on by hand from its `SignInSpec`.
  */
-export function defineDriver(
-  driver: Omit<Driver, "platform" | "ensureSignedIn" | "manualSignIn" | "probe"> & { platform: Omit<PlatformInfo, "actions">; signIn: SignInSpec },
-): DefinedDriver {
-  const { signIn } = driver;
+export function defineDriver(driver: DriverDeclaration): DefinedDriver {
+  const { signIn, apiVersion = DRIVER_API_VERSION } = driver;
   const actions = Object.keys(driver.actions) as ActionType[];
   return {
     ...driver,
+    apiVersion,
     platform: { ...driver.platform, actions },
     ensureSignedIn: (context) => ensureSignedIn(signIn, context),
     ...(signIn.probe ? { probe: signIn.probe } : {}),

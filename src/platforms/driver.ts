@@ -68,6 +68,8 @@ export interface SessionProbe {
 
 /** One platform: its pages' failure states, how it signs in, and one handler per action type. */
 export interface Driver {
+  /** The driver API version it was written for (`DRIVER_API_VERSION` when it was written): another major version is refused at start-up. */
+  apiVersion: string;
   platform: PlatformInfo;
   /** Detectors checked on every page the driver waits for. */
   failures: readonly FailureDetector[];

@@ -1,4 +1,4 @@
-import { defineDriver } from "../define-driver.js";
+import { DRIVER_API_VERSION, defineDriver } from "../../driver-api.js";
 import { PARAMS, connect, lookupPerson, post } from "./actions.js";
 import { FAILURES, INBOX } from "./pages.js";
 import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
@@ -9,6 +9,7 @@ import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
  * Ghost allows few code submissions an hour: the saved session is what keeps an account signed in.
  */
 export const ghostDriver = defineDriver({
+  apiVersion: DRIVER_API_VERSION,
   platform: {
     name: "ghost",
     title: "Ghost",

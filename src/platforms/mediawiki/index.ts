@@ -1,4 +1,4 @@
-import { defineDriver } from "../define-driver.js";
+import { DRIVER_API_VERSION, defineDriver } from "../../driver-api.js";
 import { PARAMS, connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
 import { FAILURES } from "./pages.js";
 import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
@@ -9,6 +9,7 @@ import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
  * ConfirmEdit's question after failed sign-ins.
  */
 export const mediawikiDriver = defineDriver({
+  apiVersion: DRIVER_API_VERSION,
   platform: {
     name: "mediawiki",
     title: "MediaWiki",

@@ -1,10 +1,11 @@
-import { defineDriver } from "../define-driver.js";
+import { DRIVER_API_VERSION, defineDriver } from "../../driver-api.js";
 import { browserSteps, connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
 import { FAILURES, INBOX } from "./pages.js";
 import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
 
 /** The driver for the sandbox platform (DESIGN §9). */
 export const sandboxDriver = defineDriver({
+  apiVersion: DRIVER_API_VERSION,
   platform: {
     name: "sandbox",
     title: "Sandbox Social",
