@@ -68,7 +68,13 @@ export async function knownDrivers(config: Config, logger: Logger, given: readon
     if (!(error instanceof DriverError)) throw error;
     throw new ConfigError(`Invalid configuration:\n  ACTION_SERVICE_DRIVERS: ${error.message.replaceAll("\n", "\n  ")}`);
   }
-  const { drivers } = enabledPlatforms(config.sandboxUrl, config.platforms, known);
+  let drivers: Driver[];
+  try {
+    ({ drivers } = enabledPlatforms(config.sandboxUrl, config.platforms, known));
+  } catch (error) {
+    if (!(error instanceof DriverError)) throw error;
+    throw new ConfigError(`Invalid configuration:\n  ${error.message}`);
+  }
   for (const driver of known) {
     if (!DRIVERS.includes(driver) && !drivers.includes(driver)) logger.warn(`the driver for "${driver.platform.name}" is loaded but not enabled: say where it lives in ACTION_SERVICE_PLATFORMS (${driver.platform.name}=https://…)`);
   }

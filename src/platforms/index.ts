@@ -3,7 +3,7 @@ import { ghostDriver } from "./ghost/index.js";
 import { loadDriver } from "./load.js";
 import { mediawikiDriver } from "./mediawiki/index.js";
 import { sandboxDriver } from "./sandbox/index.js";
-import { refuseRepeatedNames, validateDriver } from "./validate.js";
+import { DriverError, refuseRepeatedNames, validateDriver } from "./validate.js";
 
 export { DriverError } from "./validate.js";
 
@@ -39,7 +39,7 @@ export function enabledPlatforms(
 ): { drivers: Driver[]; baseUrls: Record<string, string> } {
   const unknown = Object.keys(configured).filter((name) => !known.some((driver) => driver.platform.name === name));
   if (unknown.length > 0) {
-    throw new Error(`ACTION_SERVICE_PLATFORMS names ${unknown.map((name) => `"${name}"`).join(", ")}, which no driver has; known: ${known.map((driver) => driver.platform.name).join(", ")}.`);
+    throw new DriverError(`ACTION_SERVICE_PLATFORMS names ${unknown.map((name) => `"${name}"`).join(", ")}, which no driver has; known: ${known.map((driver) => driver.platform.name).join(", ")}.`);
   }
   const baseUrls: Record<string, string> = { ...configured, sandbox: configured.sandbox ?? sandboxUrl };
   return { drivers: known.filter((driver) => baseUrls[driver.platform.name] !== undefined), baseUrls };

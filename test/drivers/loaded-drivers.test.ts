@@ -149,6 +149,12 @@ describe("a driver that cannot run stops start-up, naming it and why (exit 2, as
     { name: "a failure with a code the service does not have", entries: () => driverModule("failure-code.mjs", { failures: '[{ code: "forbidden", locate: (page) => page.getByRole("alert"), message: "No." }]' }), says: /failures\[0\]\.code: "forbidden" is not an action error code/ },
   ];
 
+  it("a platform in ACTION_SERVICE_PLATFORMS that no driver has, built in or loaded", { timeout: 120_000 }, async () => {
+    const { code, output } = await runToExit(["serve"], { ACTION_SERVICE_DRIVERS: "examples/drivers/notes", ACTION_SERVICE_PLATFORMS: "notes=http://127.0.0.1:9,intranet=http://127.0.0.1:9" });
+    expect(output).toMatch(/^Invalid configuration:\n {2}ACTION_SERVICE_PLATFORMS names "intranet", which no driver has; known: sandbox, mediawiki, ghost, notes\./m);
+    expect(code, output).toBe(2);
+  });
+
   it.each(refusals)("$name", { timeout: 120_000 }, async ({ entries, says, command = "serve" }) => {
     const { code, output } = await runToExit([command], { ACTION_SERVICE_DRIVERS: entries() });
     expect(output).toMatch(says);
