@@ -2,6 +2,7 @@ import type { ActionType } from "../domain/actions.js";
 import type { PlatformInfo } from "../engine/execution/index.js";
 import type { Driver } from "./driver.js";
 import { ensureSignedIn, type SignInSpec } from "./sign-in.js";
+import { browserStepsHandler } from "./steps/browser-steps.js";
 
 /**
  * A driver made by `defineDriver`: it keeps its `SignInSpec`, so `action-service driver check` can
@@ -11,16 +12,19 @@ import { ensureSignedIn, type SignInSpec } from "./sign-in.js";
 export type DefinedDriver = Driver & { readonly signIn: SignInSpec };
 
 /**
- * A driver from its declarations: the action types it offers come from its handlers, and its
- * sign-in (the shared loop) and the page owners sign in on by hand from its `SignInSpec`.
+ * A driver from its declarations: the action types it offers come from its handlers (and the
+ * service's own `browser_steps`, unless it brings one), and its sign-in (the shared loop) and the
+ * page owners sign in on by hand from its `SignInSpec`.
  */
 export function defineDriver(
   driver: Omit<Driver, "platform" | "ensureSignedIn" | "manualSignIn" | "probe"> & { platform: Omit<PlatformInfo, "actions">; signIn: SignInSpec },
 ): DefinedDriver {
   const { signIn } = driver;
-  const actions = Object.keys(driver.actions) as ActionType[];
+  const handlers = { ...driver.actions, browser_steps: driver.actions.browser_steps ?? browserStepsHandler({ failures: driver.failures, signedOut: signIn.signedOut }) };
+  const actions = Object.keys(handlers) as ActionType[];
   return {
     ...driver,
+    actions: handlers,
     platform: { ...driver.platform, actions },
     ensureSignedIn: (context) => ensureSignedIn(signIn, context),
     ...(signIn.probe ? { probe: signIn.probe } : {}),
