@@ -92,8 +92,8 @@ export async function runSteps(context: DriverContext, steps: readonly AnyStep[]
       throw await stepFailure(context, options.failures ?? [], error, what, { step: index }, redact);
     }
   }
-  // A dry run shows where it ended too, when its last step was not a goto.
-  if (options.dryRun && result.snapshots.at(-1)?.step !== steps.length - 1) await keepSnapshot(steps.length - 1);
+  // A dry run shows where it ended too, when that is not the page its last snapshot read.
+  if (options.dryRun && result.snapshots.at(-1)?.path !== pathOf(page)) await keepSnapshot(steps.length - 1);
   return result;
 }
 
