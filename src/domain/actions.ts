@@ -1,18 +1,8 @@
 import { z } from "zod";
+import { BrowserStepJson, kindOf, READING_STEPS } from "./steps.js";
 
 const handle = z.string().trim().min(1).max(100).describe("A person's handle on the platform, e.g. `alice`.");
 const text = z.string().min(1).max(10_000);
-const selector = z.string().min(1).max(1_000).describe("A Playwright selector, e.g. `role=button[name=\"Post\"]` or `text=Sign in`.");
-
-const browserStep = z.union([
-  z.strictObject({ goto: z.url().max(2_000).describe("Open this URL.") }),
-  z.strictObject({ click: selector }),
-  z.strictObject({ fill: selector, value: z.string().max(10_000) }),
-  z.strictObject({ press: z.string().min(1).max(50).describe("A key, e.g. `Enter`."), selector: selector.optional() }),
-  z.strictObject({ wait_for: selector, timeout_ms: z.int().min(0).max(30_000).optional() }),
-  z.strictObject({ extract_text: selector, as: z.string().min(1).max(100).describe("Key of the text in `extracted`.") }),
-]);
-
 /** Params of each action type (DESIGN §3). Validated before anything runs. */
 export const ACTION_PARAMS = {
   connect: z.strictObject({}).describe("Sign the account in and save its session."),
@@ -28,14 +18,27 @@ export const ACTION_PARAMS = {
     .describe("Read the messages of a conversation."),
   send_message: z.strictObject({ to: handle, text: text.describe("The message.") }).describe("Send a direct message."),
   browser_steps: z
-    .strictObject({ steps: z.array(browserStep).min(1).max(50) })
+    .strictObject({
+      steps: z.array(BrowserStepJson).min(1).max(50),
+      dry_run: z
+        .boolean()
+        .optional()
+        .describe("Only look: goto, wait_for, extract_text and snapshot steps, nothing clicked or typed; the result has the snapshot of each page reached."),
+    })
+    .superRefine(({ steps, dry_run: dryRun }, context) => {
+      if (!dryRun) return;
+      steps.forEach((step, index) => {
+        const kind = kindOf(step);
+        if (!READING_STEPS.includes(kind)) context.addIssue({ code: "custom", path: ["steps", index], message: `a dry run only reads (${READING_STEPS.join(", ")}); a ${kind} step may change something` });
+      });
+    })
     .describe("Run generic browser steps in the account's signed-in browser."),
 } as const;
 
 export type ActionType = keyof typeof ACTION_PARAMS;
 export const ACTION_TYPES = Object.keys(ACTION_PARAMS) as ActionType[];
 export type ActionParams<T extends ActionType> = z.infer<(typeof ACTION_PARAMS)[T]>;
-export type BrowserStep = z.infer<typeof browserStep>;
+export type { BrowserStep } from "./steps.js";
 
 /** Credit price of each action type. */
 export const ACTION_PRICES: Readonly<Record<ActionType, number>> = {
@@ -46,6 +49,12 @@ export const ACTION_PRICES: Readonly<Record<ActionType, number>> = {
   send_message: 2,
   browser_steps: 3,
 };
+
+/** What an action costs: its type's price, but a dry run of browser steps costs 1 (it only reads, yet still takes a browser and a sign-in). */
+export function priceOf(type: ActionType, params: Readonly<Record<string, unknown>>): number {
+  if (type === "browser_steps" && params.dry_run === true) return 1;
+  return ACTION_PRICES[type];
+}
 
 export function isActionType(value: string): value is ActionType {
   return Object.hasOwn(ACTION_PARAMS, value);

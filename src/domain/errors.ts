@@ -61,6 +61,18 @@ export const ACTION_ERROR_CODES = Object.keys(ACTION_ERRORS) as ActionErrorCode[
 export interface ActionError {
   code: ActionErrorCode;
   message: string;
+  /** What an agent needs to act on it, e.g. a step that could not be done (`StepFailureDetails`). */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * A step that could not be done (DESIGN §6): its index in the steps given (from 0), the page's path,
+ * and the page's accessibility snapshot as it was, bounded and with typed values and secrets redacted.
+ */
+export interface StepFailureDetails extends Record<string, unknown> {
+  step: number;
+  path: string;
+  snapshot: string;
 }
 
 /**
@@ -73,6 +85,8 @@ export class ActionFailure extends Error {
     message: string = ACTION_ERRORS[code].message,
     /** With `rate_limited`: the wait the platform named (e.g. its Retry-After), for the account's cool-down (DESIGN §16). */
     readonly retryAfterSeconds?: number,
+    /** Shown in the error object beside code and message (e.g. a failed step's `StepFailureDetails`). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = "ActionFailure";

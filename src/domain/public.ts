@@ -40,6 +40,15 @@ export const ActionJson = z
       .object({
         code: z.enum(ACTION_ERROR_CODES).describe("Why it failed; next_step gives the recommended response to this code."),
         message: z.string().describe("What happened, in words for a person."),
+        details: z
+          .object({
+            step: z.int().optional().describe("The index (from 0) of the step that could not be done."),
+            result_field: z.string().optional().describe("The result field of a platform file's recipe that could not be read."),
+            path: z.string().describe("The page's path when it failed."),
+            snapshot: z.string().optional().describe("The page's accessibility snapshot as it was (roles, names, text; fields' values and secrets redacted; at most 8 KB): what to write the repaired step from."),
+          })
+          .optional()
+          .describe("Present when a step could not be done (ui_changed, or a failure page's code): where, and what the page showed."),
       })
       .optional()
       .describe("Present when status is failed."),

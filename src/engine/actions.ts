@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ACTION_PRICES, ACTION_TYPES } from "../domain/actions.js";
+import { ACTION_TYPES, priceOf } from "../domain/actions.js";
 import { isAnswerableByApi } from "../domain/challenges.js";
 import type { AnsweredBy } from "../domain/inbox.js";
 import { ActionFailure, AppError } from "../domain/errors.js";
@@ -93,7 +93,7 @@ export async function insertAction(core: EngineCore, principal: Principal, input
   const platform = core.platforms.find((candidate) => candidate.name === account.platform);
   const id = newId("act");
   const now = lifecycle.now();
-  const price = ACTION_PRICES[input.type];
+  const price = priceOf(input.type, params);
   const unsupported = !platform?.actions.includes(input.type);
   const failure = unsupported ? new ActionFailure("unsupported", `The ${account.platform} platform has no ${input.type} action.`) : undefined;
   const inserted = await store.actions.insert(

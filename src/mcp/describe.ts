@@ -24,11 +24,27 @@ export function describeAction(action: PublicAction): string {
     case "failed": {
       const error = action.error;
       if (!error) return `${what} failed (cost ${credits(action.cost)}).`;
-      return [`${what} failed with ${error.code}: ${error.message}`, `Recommended: ${action.next_step ?? ACTION_ERRORS[error.code].advice}`, `Cost: ${credits(action.cost)}.`].join("\n");
+      return [
+        `${what} failed with ${error.code}: ${error.message}`,
+        `Recommended: ${action.next_step ?? ACTION_ERRORS[error.code].advice}`,
+        `Cost: ${credits(action.cost)}.`,
+        ...describeFailedStep(error.details),
+      ].join("\n");
     }
     case "canceled":
       return `${what} was canceled; it will not run further (cost ${credits(action.cost)}).`;
   }
+}
+
+/** A step that could not be done: which, where, and the page as it was, to write the repaired step from. */
+function describeFailedStep(details: NonNullable<PublicAction["error"]>["details"]): string[] {
+  if (!details) return [];
+  const which = details.step === undefined ? (details.result_field === undefined ? "" : ` reading the result's "${details.result_field}"`) : ` at steps[${details.step}]`;
+  const lines = [`Failed${which} on ${details.path}.`];
+  if (details.snapshot !== undefined) {
+    lines.push("The page as it was (accessibility snapshot; fields' values and secrets redacted): name the repaired step's target by role and name, label or text from it.", details.snapshot);
+  }
+  return lines;
 }
 
 function describeChallenge(action: PublicAction): string[] {

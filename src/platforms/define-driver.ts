@@ -3,6 +3,7 @@ import type { PlatformInfo } from "../engine/execution/index.js";
 import { DRIVER_API_VERSION } from "./api-version.js";
 import type { Driver } from "./driver.js";
 import { ensureSignedIn, type SignInSpec } from "./sign-in.js";
+import { browserStepsHandler } from "./steps/browser-steps.js";
 
 /** What a driver declares for `defineDriver`: the rest (its action list, sign-in, owner sign-in page, probe) follows from it. */
 export type DriverDeclaration = Omit<Driver, "apiVersion" | "platform" | "ensureSignedIn" | "manualSignIn" | "probe"> & {
@@ -20,15 +21,18 @@ export type DriverDeclaration = Omit<Driver, "apiVersion" | "platform" | "ensure
 export type DefinedDriver = Driver & { readonly signIn: SignInSpec };
 
 /**
- * A driver from its declarations: the action types it offers come from its handlers, and its
- * sign-in (the shared loop) and the page owners sign in on by hand from its `SignInSpec`.
+ * A driver from its declarations: the action types it offers come from its handlers (and the
+ * service's own `browser_steps`, unless it brings one), and its sign-in (the shared loop) and the
+ * page owners sign in on by hand from its `SignInSpec`.
  */
 export function defineDriver(driver: DriverDeclaration): DefinedDriver {
   const { signIn, apiVersion = DRIVER_API_VERSION } = driver;
-  const actions = Object.keys(driver.actions) as ActionType[];
+  const handlers = { ...driver.actions, browser_steps: driver.actions.browser_steps ?? browserStepsHandler({ failures: driver.failures, signedOut: signIn.signedOut }) };
+  const actions = Object.keys(handlers) as ActionType[];
   return {
     ...driver,
     apiVersion,
+    actions: handlers,
     platform: { ...driver.platform, actions },
     ensureSignedIn: (context) => ensureSignedIn(signIn, context),
     ...(signIn.probe ? { probe: signIn.probe } : {}),

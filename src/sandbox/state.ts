@@ -18,6 +18,8 @@ export interface User {
   handle: string;
   name: string;
   headline: string;
+  /** What the person wrote about themselves on their profile page (`/settings/profile`); empty until then. */
+  bio: string;
   passwordDigest: Buffer;
   challenge: ChallengeKind;
   totpSecret?: string;
@@ -58,7 +60,8 @@ export type OutboxEntry = { channel: "email" | "sms"; to: string; subject?: stri
   & ({ code: string; link?: never } | { link: string; code?: never });
 export interface RateLimitSettings { max: number; windowSeconds: number }
 /** `responseDelayMs`: a slow platform — every form it handles answers this much later (the change is already made). */
-export interface Settings { redesign: boolean; rateLimit: RateLimitSettings; responseDelayMs: number }
+/** `profileReworded`: the profile form's wording changed (heading, label, button), as a redesign of that one page would. */
+export interface Settings { redesign: boolean; rateLimit: RateLimitSettings; responseDelayMs: number; profileReworded: boolean }
 
 export type TextRefusal = "empty" | "too_long" | "duplicate";
 export type PostResult = { ok: true; post: Post } | { ok: false; reason: TextRefusal };
@@ -90,7 +93,7 @@ export class SandboxState {
   private readonly messages: Message[] = [];
   private readonly outbox: OutboxEntry[] = [];
   private readonly actionLog = new Map<string, number[]>();
-  settings: Settings = { redesign: false, rateLimit: { max: 1000, windowSeconds: 60 }, responseDelayMs: 0 };
+  settings: Settings = { redesign: false, rateLimit: { max: 1000, windowSeconds: 60 }, responseDelayMs: 0, profileReworded: false };
 
   constructor(readonly clock: () => Date) {}
 
@@ -101,6 +104,7 @@ export class SandboxState {
       handle,
       name: input.name,
       headline: input.headline ?? "",
+      bio: "",
       passwordDigest: digest(input.password),
       challenge: input.challenge,
       messaging: input.messaging ?? true,

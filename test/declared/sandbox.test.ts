@@ -193,7 +193,7 @@ describe("the declared sandbox driver", () => {
       const listed = await client.callTool({ name: "list_platforms", arguments: {} });
       const platforms = (listed.structuredContent as { data: { name: string; actions: { type: string }[] }[] }).data;
       const declared = platforms.find((platform) => platform.name === PLATFORM);
-      expect(declared?.actions.map((action) => action.type).sort()).toEqual(["connect", "lookup_conversation", "lookup_person", "post", "send_message"]);
+      expect(declared?.actions.map((action) => action.type).sort()).toEqual(["browser_steps", "connect", "lookup_conversation", "lookup_person", "post", "send_message"]);
     } finally {
       await client.close();
     }

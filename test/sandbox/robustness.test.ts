@@ -159,7 +159,7 @@ describe("the control API", () => {
     expect((await control(sandbox.url, "POST", `/users/${handle}/sessions/expire`)).json).toEqual({ handle, expired: 0 });
     expect((await control(sandbox.url, "POST", "/settings", { rateLimit: { max: 1 } })).status).toBe(422);
     expect((await control(sandbox.url, "POST", "/settings", { rate_limit: { max: 0, window_seconds: 60 } })).status).toBe(422);
-    expect((await control(sandbox.url, "POST", "/settings", {})).json).toEqual({ redesign: false, rate_limit: { max: 1000, window_seconds: 60 }, response_delay_ms: 0 });
+    expect((await control(sandbox.url, "POST", "/settings", {})).json).toEqual({ redesign: false, rate_limit: { max: 1000, window_seconds: 60 }, response_delay_ms: 0, profile_reworded: false });
     expect((await control(sandbox.url, "GET", "/nothing")).status).toBe(404);
   });
 

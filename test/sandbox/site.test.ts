@@ -132,7 +132,7 @@ describe("the sandbox site, driven like a person", () => {
     const user = await createUser(sandbox.url, "none");
     await signInOverHttp(context, sandbox.url, user.handle);
     expect((await control(sandbox.url, "POST", "/settings", { rate_limit: { max: 3, window_seconds: 60 } })).json)
-      .toEqual({ redesign: false, rate_limit: { max: 3, window_seconds: 60 }, response_delay_ms: 0 });
+      .toEqual({ redesign: false, rate_limit: { max: 3, window_seconds: 60 }, response_delay_ms: 0, profile_reworded: false });
     try {
       for (const handle of ["alice", "bob", "carol"]) {
         expect((await page.goto(`${sandbox.url}/people/${handle}`))?.status()).toBe(200);

@@ -15,7 +15,8 @@ export type Outcome =
   | { status: "succeeded"; result: Record<string, unknown> }
   /** `freeBeforeCommit`: no charge when the action had not reached its commit point (the platform did not answer). */
   /** `retryAfterSeconds`: the wait a `rate_limited` platform named, when the driver read one. */
-  | { status: "failed"; code: ActionErrorCode; message?: string; freeBeforeCommit?: boolean; retryAfterSeconds?: number }
+  /** `details`: shown in the error object (a step that could not be done: its index, path and the page's snapshot). */
+  | { status: "failed"; code: ActionErrorCode; message?: string; freeBeforeCommit?: boolean; retryAfterSeconds?: number; details?: Record<string, unknown> }
   | { status: "canceled" };
 
 /**
@@ -268,7 +269,8 @@ export class Lifecycle {
         actionId,
         {
           status: transition(action.status, outcome.status),
-          ...(outcome.status === "succeeded" ? { result: outcome.result } : {}),
+          // A failed action has no result: its column keeps the error's details (decisions: "Failure details").
+          ...(outcome.status === "succeeded" ? { result: outcome.result } : outcome.status === "failed" && outcome.details ? { result: { error_details: outcome.details } } : {}),
           ...(code ? { error_code: code, error_message: (outcome.status === "failed" && outcome.message) || ACTION_ERRORS[code].message } : {}),
           cost: charged ? action.price : 0,
           held: false,

@@ -108,7 +108,13 @@ export class Run {
   /** How a run that threw ends; a browser failure says whether the platform may already have done it. */
   async #failure(error: unknown): Promise<Outcome> {
     if (error instanceof ActionFailure && error.code !== "browser_error") {
-      return { status: "failed", code: error.code, message: error.message, ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}) };
+      return {
+        status: "failed",
+        code: error.code,
+        message: error.message,
+        ...(error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+        ...(error.details ? { details: error.details } : {}),
+      };
     }
     if (!(error instanceof ActionFailure) && !this.controller.signal.aborted) {
       this.parts.logger.error({ err: error, action_id: this.action.id }, "action failed in the browser");

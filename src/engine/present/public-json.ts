@@ -42,6 +42,12 @@ function publicType(action: ActionRecord): ActionType {
 }
 
 /** The public JSON of an action (DESIGN §3): fields absent when not applicable, never null. */
+/** A failed action's error object: code and message, and the details its run kept (a failed step's page) in the result column. */
+function errorOf(action: ActionRecord): NonNullable<PublicAction["error"]> {
+  const details = action.result?.error_details as NonNullable<PublicAction["error"]>["details"] | undefined;
+  return { code: action.error_code!, message: action.error_message ?? "", ...(details ? { details } : {}) };
+}
+
 export function presentAction(action: ActionRecord, challenge?: { record: ChallengeRecord; signInUrl: string }, nextStep?: string): PublicAction {
   return {
     id: action.id,
@@ -62,7 +68,7 @@ export function presentAction(action: ActionRecord, challenge?: { record: Challe
           },
         }
       : {}),
-    ...(action.status === "failed" && action.error_code ? { error: { code: action.error_code, message: action.error_message ?? "" } } : {}),
+    ...(action.status === "failed" && action.error_code ? { error: errorOf(action) } : {}),
     ...(nextStep ? { next_step: nextStep } : {}),
     ...(action.status === "succeeded" && action.result ? { result: action.result } : {}),
     ...(action.answered_by ? { answered_by: action.answered_by } : {}),

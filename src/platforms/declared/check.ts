@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ACTION_PARAMS } from "../../domain/actions.js";
 import { jsonPath } from "./errors.js";
 import { slashed, type Locator, type PlatformFile, type Recipe, type Source, type Step } from "./schema.js";
-import { placeholdersOf } from "./templates.js";
+import { placeholdersOf } from "../steps/templates.js";
 
 type Path = readonly (string | number)[];
 

@@ -4,7 +4,7 @@ import { ACTION_PARAMS, type ActionType } from "../../domain/actions.js";
 import { defineDriver } from "../define-driver.js";
 import type { ActionHandler, Driver, FailureDetector, SessionProbe } from "../driver.js";
 import type { ChallengePage, SignInSpec } from "../sign-in.js";
-import { compileLocator } from "./locators.js";
+import { compileLocator } from "../steps/locators.js";
 import { firstGroup, recipeHandler, type Compile } from "./recipe.js";
 import type { Locator as LocatorJson, PlatformFile, Recipe } from "./schema.js";
 
@@ -18,7 +18,7 @@ export function driverOfFile(file: PlatformFile): Driver {
   const failures: FailureDetector[] = file.failures.map((failure) => ({ code: failure.code, locate: on(failure.shows), message: failure.message }));
   const signedInAs = signedInAsOf(file, compile);
   const actions: Partial<Record<ActionType, ActionHandler>> = { connect: connectWith(signedInAs) };
-  for (const [type, recipe] of Object.entries(file.actions) as [ActionType, Recipe][]) actions[type] = recipeHandler(recipe, compile, failures);
+  for (const [type, recipe] of Object.entries(file.actions) as [ActionType, Recipe][]) actions[type] = recipeHandler(recipe, compile, failures, file.locators);
   return defineDriver({
     platform: {
       name: file.name,

@@ -1,6 +1,9 @@
-import { RE2JS } from "re2js";
 import { z } from "zod";
 import { CHALLENGE_KINDS } from "../../domain/challenges.js";
+import { LocatorJson, PAGE_ERROR_CODES, re2Problem, StepJson } from "../../domain/steps.js";
+
+// The step vocabulary is shared with routines and browser_steps (src/domain/steps.ts); a file's own parts are here.
+export { ARIA_ROLES, LocatorJson, NO_CSS, PAGE_ERROR_CODES, re2Problem, slashed, StepJson, type Locator, type Step } from "../../domain/steps.js";
 
 /**
  * The platform file (`<name>.platform.json`, DESIGN §14): a driver declared as data. This schema is
@@ -10,41 +13,8 @@ import { CHALLENGE_KINDS } from "../../domain/challenges.js";
  */
 export const PLATFORM_FILE_VERSION = 1;
 
-/** What a locator position holding a string (a CSS selector, an XPath) is told. */
-export const NO_CSS = "CSS selectors are not allowed; use role, label or text";
-
-/** The ARIA roles Playwright's `getByRole` knows. */
-export const ARIA_ROLES = [
-  "alert", "alertdialog", "application", "article", "banner", "blockquote", "button", "caption", "cell", "checkbox", "code", "columnheader",
-  "combobox", "complementary", "contentinfo", "definition", "deletion", "dialog", "directory", "document", "emphasis", "feed", "figure", "form",
-  "generic", "grid", "gridcell", "group", "heading", "img", "insertion", "link", "list", "listbox", "listitem", "log", "main", "marquee", "math",
-  "meter", "menu", "menubar", "menuitem", "menuitemcheckbox", "menuitemradio", "navigation", "none", "note", "option", "paragraph",
-  "presentation", "progressbar", "radio", "radiogroup", "region", "row", "rowgroup", "rowheader", "scrollbar", "search", "searchbox",
-  "separator", "slider", "spinbutton", "status", "strong", "subscript", "superscript", "switch", "tab", "table", "tablist", "tabpanel", "term",
-  "textbox", "time", "timer", "toolbar", "tooltip", "tree", "treegrid", "treeitem",
-] as const;
-
-/** The seed's codes a page can show (the others are the engine's: credits, the browser, a challenge's deadline). */
-export const PAGE_ERROR_CODES = ["signed_out", "login_failed", "account_blocked", "rate_limited", "not_found", "unsupported", "invalid_input", "rejected", "ui_changed"] as const;
-
 /** The action types a file may declare recipes for: `connect` needs none, and `browser_steps` is the service's own. */
 export const RECIPE_TYPES = ["post", "lookup_person", "lookup_conversation", "send_message"] as const;
-
-/** Whether RE2 can run `source` (no look-around, no back-references); the reason otherwise. */
-export function re2Problem(source: string, flags = ""): string | undefined {
-  try {
-    RE2JS.compile(source, (flags.includes("i") ? RE2JS.CASE_INSENSITIVE : 0) | (flags.includes("m") ? RE2JS.MULTILINE : 0) | (flags.includes("s") ? RE2JS.DOTALL : 0));
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
-/** A `/…/flags` string (a regular expression written where text is expected), split. */
-export function slashed(value: string): { source: string; flags: string } | undefined {
-  const match = /^\/(.+)\/([ims]*)$/s.exec(value);
-  return match ? { source: match[1]!, flags: match[2]! } : undefined;
-}
 
 /** A regular expression in a field that is always one (e.g. a result's `pattern`); `groups` capture groups at most. */
 const pattern = (what: string) =>
@@ -57,52 +27,6 @@ const pattern = (what: string) =>
       if (problem) context.addIssue({ code: "custom", message: `not a regular expression RE2 can run (${problem}): use no look-around and no back-references` });
     })
     .describe(`${what} A regular expression (RE2: no look-around, no back-references).`);
-
-/** Text as a person reads it, or `/…/flags` for a regular expression. */
-const text = z
-  .string()
-  .min(1)
-  .max(500)
-  .superRefine((value, context) => {
-    const regex = slashed(value);
-    const problem = regex && re2Problem(regex.source, regex.flags);
-    if (problem) context.addIssue({ code: "custom", message: `not a regular expression RE2 can run (${problem}): use no look-around and no back-references` });
-  })
-  .describe('Text as shown on the page; written "/…/" (with flags i, m, s after it) it is a regular expression. May hold {{param}} placeholders in recipes.');
-
-const exact = z.boolean().optional().describe("Match the whole text, case-sensitively (default: a case-insensitive substring).");
-
-const nth = z.int().min(-1).max(100).optional().describe("Which of several it finds: 0 the first (the default), -1 the last. Prefer a `within` that tells it apart.");
-
-/** How a person finds something on the page: by role and name, label, text or placeholder, a named locator, or any of several. */
-export type Locator =
-  | { role: (typeof ARIA_ROLES)[number]; name?: string; exact?: boolean; level?: number; nth?: number; within?: Locator }
-  | { label: string; exact?: boolean; nth?: number; within?: Locator }
-  | { text: string; exact?: boolean; nth?: number; within?: Locator }
-  | { placeholder: string; exact?: boolean; nth?: number; within?: Locator }
-  | { ref: string; within?: Locator }
-  | { anyOf: Locator[] };
-
-export const LocatorJson: z.ZodType<Locator> = z
-  .union(
-    [
-      z.strictObject({
-        role: z.enum(ARIA_ROLES).describe("The element's ARIA role."),
-        name: text.optional().describe("Its accessible name."),
-        exact,
-        level: z.int().min(1).max(6).optional().describe("A heading's level."),
-        nth,
-        get within() { return LocatorJson.optional(); },
-      }),
-      z.strictObject({ label: text.describe("The label of a form field."), exact, nth, get within() { return LocatorJson.optional(); } }),
-      z.strictObject({ text: text.describe("Text the element shows."), exact, nth, get within() { return LocatorJson.optional(); } }),
-      z.strictObject({ placeholder: text.describe("A field's placeholder."), exact, nth, get within() { return LocatorJson.optional(); } }),
-      z.strictObject({ ref: z.string().min(1).describe("The name of a locator in `locators`."), get within() { return LocatorJson.optional(); } }),
-      z.strictObject({ get anyOf() { return z.array(LocatorJson).min(1).max(20).describe("Any of these (the first found)."); } }),
-    ],
-    { error: (issue) => (typeof issue.input === "string" ? NO_CSS : "a locator is one of {role}, {label}, {text}, {placeholder}, {ref} or {anyOf}") },
-  )
-  .meta({ id: "Locator", description: "Something on the page, found as a person finds it. Add `within` to look only inside another locator." });
 
 const code = z.enum(PAGE_ERROR_CODES).describe("A seed error code.");
 
@@ -159,33 +83,6 @@ const ResultFieldJson = z.union([
     fields: z.record(z.string().regex(/^[a-z][a-z0-9_]*$/), SourceJson).describe("Each field read inside the element (locators are scoped to it)."),
   }),
 ]);
-
-const template = z.string().max(10_000).describe("Text with {{param}} placeholders, replaced by the action's params as text.");
-
-const StepJson = z
-  .union([
-    z.strictObject({ goto: z.string().min(1).max(2_000).describe('A path of the platform ("/…", {{param}} values URL-encoded), or exactly "{{param}}" for a URL param of the platform\'s origin.') }),
-    z.strictObject({ click: LocatorJson }),
-    z.strictObject({ fill: LocatorJson, value: template }),
-    z.strictObject({ press: z.string().min(1).max(50).describe("A key, e.g. `Enter`."), on: LocatorJson.optional() }),
-    z.strictObject({
-      wait_for: LocatorJson.describe("Waits until this shows (the failure detectors are checked all along)."),
-      timeout_ms: z.int().min(0).max(60_000).optional(),
-      unless: z
-        .array(
-          z.strictObject({
-            shows: LocatorJson.describe("A page state that ends the action instead, e.g. the platform's alert."),
-            code: code.describe("Its code, when none of `codes` matches its text."),
-            message: z.string().min(1).max(1_000).optional().describe("The error's message; left out, the page's own words."),
-            codes: z.array(z.strictObject({ startsWith: z.string().min(1), code })).max(50).optional().describe("Codes by the start of its text."),
-          }),
-        )
-        .max(20)
-        .optional(),
-    }),
-    z.strictObject({ extract_text: LocatorJson, as: z.string().regex(/^[a-z][a-z0-9_]*$/).describe("The name it is kept as, for the result's `extracted`.") }),
-  ])
-  .meta({ id: "Step" });
 
 /** A param a platform adds to an action type's own (e.g. a wiki page's title); always a string. */
 const ExtraParamJson = z.strictObject({
@@ -249,7 +146,6 @@ export const PlatformFileJson = z
 
 export type PlatformFile = z.output<typeof PlatformFileJson>;
 export type Recipe = z.output<typeof RecipeJson>;
-export type Step = z.output<typeof StepJson>;
 export type Source = z.output<typeof SourceJson>;
 export type ResultField = z.output<typeof ResultFieldJson>;
 

@@ -1,5 +1,5 @@
 import { ActionFailure } from "../../domain/errors.js";
-import type { ActionParams, BrowserStep } from "../../domain/actions.js";
+import type { ActionParams } from "../../domain/actions.js";
 import type { ActionHandler, DriverContext } from "../driver.js";
 import { PAGES, PATHS, REFUSALS } from "./pages.js";
 
@@ -80,46 +80,6 @@ export const sendMessage: ActionHandler = async (context) => {
   const url = new URL(page.url());
   return { conversation_id: idFromUrl(context), message_id: url.hash.replace(/^#message-/, "") };
 };
-
-/** Generic steps in the signed-in page; only the platform's own origin may be opened. */
-export const browserSteps: ActionHandler = async (context) => {
-  const { steps } = context.params as ActionParams<"browser_steps">;
-  const { page } = context;
-  const extracted: Record<string, string> = {};
-  let committed = false;
-  for (const [index, step] of steps.entries()) {
-    // Clicking, typing and pressing keys may change something on the platform; reading does not.
-    if (!committed && !("goto" in step || "wait_for" in step || "extract_text" in step)) {
-      await context.commit();
-      committed = true;
-    }
-    try {
-      await runStep(context, step, extracted);
-    } catch (error) {
-      // A closed page is the browser failing (crash, cancel), not a step the page could not do.
-      if (error instanceof ActionFailure || page.isClosed()) throw error;
-      // A step that timed out while the platform's page was still arriving: the platform did not answer.
-      const judged = context.judgeTimeout(error);
-      if (judged && judged.code !== "ui_changed") throw judged;
-      throw new ActionFailure("ui_changed", `Step ${index + 1} (${Object.keys(step)[0]}) could not be done on ${new URL(page.url()).pathname}.`);
-    }
-  }
-  return { extracted };
-};
-
-async function runStep(context: DriverContext, step: BrowserStep, extracted: Record<string, string>): Promise<void> {
-  const { page } = context;
-  // Each step waits as long as a page may take (the page timeout), unless it says otherwise.
-  if ("goto" in step) await page.goto(sameOrigin(context, step.goto));
-  else if ("click" in step) await page.locator(step.click).first().click();
-  else if ("fill" in step) await page.locator(step.fill).first().fill(step.value);
-  else if ("press" in step) await (step.selector ? page.locator(step.selector).first().press(step.press) : page.keyboard.press(step.press));
-  else if ("wait_for" in step) await page.locator(step.wait_for).first().waitFor({ state: "visible", ...(step.timeout_ms === undefined ? {} : { timeout: step.timeout_ms }) });
-  else extracted[step.as] = (await page.locator(step.extract_text).first().innerText()).trim();
-  for (const failure of [PAGES.signIn(page)]) {
-    if (await failure.isVisible()) throw new ActionFailure("signed_out", "The platform signed the account out during the steps.");
-  }
-}
 
 function sameOrigin(context: DriverContext, url: string): string {
   if (new URL(url).origin !== new URL(context.baseUrl).origin) {

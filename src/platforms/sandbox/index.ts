@@ -1,5 +1,5 @@
 import { DRIVER_API_VERSION, defineDriver } from "../../driver-api.js";
-import { browserSteps, connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
+import { connect, lookupConversation, lookupPerson, post, sendMessage } from "./actions.js";
 import { FAILURES, INBOX } from "./pages.js";
 import { SIGN_IN_SPEC, signedInAs } from "./sign-in.js";
 
@@ -28,6 +28,5 @@ export const sandboxDriver = defineDriver({
     lookup_person: lookupPerson,
     lookup_conversation: lookupConversation,
     send_message: sendMessage,
-    browser_steps: browserSteps,
   },
 });

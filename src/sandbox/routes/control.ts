@@ -28,6 +28,7 @@ const SettingsBody = z.strictObject({
     window_seconds: z.number().int().min(1).max(86_400),
   }).optional(),
   response_delay_ms: z.number().int().min(0).max(60_000).optional(),
+  profile_reworded: z.boolean().optional(),
 });
 
 type JsonError = { status: 400 | 404 | 409 | 413 | 422; code: string; message: string; details?: unknown };
@@ -55,7 +56,7 @@ async function readBody<T>(c: Context, schema: z.ZodType<T>): Promise<T | Respon
 
 function userJson(user: User) {
   return {
-    handle: user.handle, name: user.name, headline: user.headline, challenge: user.challenge, email: user.email, phone: user.phone,
+    handle: user.handle, name: user.name, headline: user.headline, bio: user.bio, challenge: user.challenge, email: user.email, phone: user.phone,
     ...(user.smsUrl !== undefined ? { sms_url: user.smsUrl } : {}), messaging: user.messaging, ...(user.security ? { security_question: user.security.question } : {}),
   };
 }
@@ -74,6 +75,7 @@ export function controlRoutes(deps: SandboxDeps): Hono {
     redesign: state.settings.redesign,
     rate_limit: { max: state.settings.rateLimit.max, window_seconds: state.settings.rateLimit.windowSeconds },
     response_delay_ms: state.settings.responseDelayMs,
+    profile_reworded: state.settings.profileReworded,
   });
 
   app.post("/users", async (c) => {
@@ -126,6 +128,7 @@ export function controlRoutes(deps: SandboxDeps): Hono {
     if (body.redesign !== undefined) state.settings.redesign = body.redesign;
     if (body.rate_limit) state.settings.rateLimit = { max: body.rate_limit.max, windowSeconds: body.rate_limit.window_seconds };
     if (body.response_delay_ms !== undefined) state.settings.responseDelayMs = body.response_delay_ms;
+    if (body.profile_reworded !== undefined) state.settings.profileReworded = body.profile_reworded;
     return c.json(settingsJson());
   });
 

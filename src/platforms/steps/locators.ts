@@ -1,5 +1,5 @@
 import type { Locator, Page } from "playwright";
-import { slashed, type Locator as LocatorJson } from "./schema.js";
+import { slashed, type Locator as LocatorJson } from "../../domain/steps.js";
 import { fillTemplate, type Params } from "./templates.js";
 
 /** Where a locator looks: the page, or inside another locator (`within`, a result's `each`). */
