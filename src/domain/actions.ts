@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RoutineActionParams } from "./routines.js";
 
 const handle = z.string().trim().min(1).max(100).describe("A person's handle on the platform, e.g. `alice`.");
 const text = z.string().min(1).max(10_000);
@@ -30,6 +31,7 @@ export const ACTION_PARAMS = {
   browser_steps: z
     .strictObject({ steps: z.array(browserStep).min(1).max(50) })
     .describe("Run generic browser steps in the account's signed-in browser."),
+  routine: RoutineActionParams,
 } as const;
 
 export type ActionType = keyof typeof ACTION_PARAMS;
@@ -45,6 +47,9 @@ export const ACTION_PRICES: Readonly<Record<ActionType, number>> = {
   lookup_conversation: 1,
   send_message: 2,
   browser_steps: 3,
+  // A routine does what a built-in write does (post, send_message) in one signed-in page, with no
+  // agent exploring: priced as they are, below browser_steps, whose steps nobody has tried yet.
+  routine: 2,
 };
 
 export function isActionType(value: string): value is ActionType {

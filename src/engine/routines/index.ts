@@ -1,0 +1,2 @@
+export * from "./routines.js";
+export { routineRunOf } from "./run-of.js";
