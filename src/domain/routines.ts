@@ -1,5 +1,7 @@
 import { z } from "zod";
-import { NO_CSS, StepJson, type Locator, type Step } from "../platforms/declared/schema.js";
+import { NO_CSS, StepJson, type Locator, type Step } from "./steps.js";
+
+export { ARIA_ROLES, type Locator } from "./steps.js";
 
 /**
  * Routines (DESIGN §14): a named, parameterised, versioned recipe of browser steps for one platform
@@ -211,3 +213,28 @@ export interface RoutineRun {
   /** The names its extract_text steps keep. */
   extracts: string[];
 }
+
+const timestamp = z.iso.datetime();
+
+const VersionJson = z.object({
+  version: z.int().describe("Its number: 1, 2, …"),
+  description: z.string(),
+  params: z.record(z.string(), z.unknown()).meta({ additionalProperties: true }).describe("JSON Schema of its params (secrets marked writeOnly)."),
+  steps: z.array(z.record(z.string(), z.unknown()).meta({ additionalProperties: true })).describe("Its steps."),
+  extracts: z.array(z.string()).describe("The names its result's `extracted` holds."),
+  from_action_id: z.string().optional().describe("The browser_steps action it was saved from."),
+  created_at: timestamp,
+});
+
+/** A routine as clients read it: its latest version, and its versions listed when one routine is read. */
+export const RoutineJson = VersionJson.extend({
+  object: z.literal("routine"),
+  name: z.string(),
+  platform: z.string(),
+  updated_at: timestamp.describe("When its latest version was saved."),
+  versions: z
+    .array(z.object({ version: z.int(), description: z.string(), from_action_id: z.string().optional(), created_at: timestamp }))
+    .optional()
+    .describe("Every version, newest first (GET /v1/routines/{name}); actions record the one they ran."),
+}).meta({ id: "Routine" });
+export type PublicRoutine = z.infer<typeof RoutineJson>;

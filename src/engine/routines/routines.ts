@@ -4,6 +4,8 @@ import type { Principal } from "../../domain/keys.js";
 import {
   REDACTED,
   RoutineActionParams,
+  extractionsOf,
+  type PublicRoutine,
   routineParamsValidator,
   routineProblems,
   secretParams,
@@ -179,4 +181,27 @@ export async function resolveRoutineParams(core: EngineCore, principal: Principa
     shown[name] = REDACTED;
   }
   return { params: { routine: input.routine, params: shown, version }, secrets };
+}
+
+/** The routine's public JSON (DESIGN §14): its latest version, and its versions when read alone. */
+export function presentRoutine(routine: Routine): PublicRoutine {
+  const { latest } = routine;
+  return {
+    object: "routine",
+    name: routine.name,
+    platform: routine.platform,
+    version: latest.version,
+    description: latest.description,
+    params: latest.params,
+    steps: latest.steps as unknown as Record<string, unknown>[],
+    extracts: extractionsOf(latest.steps),
+    ...(latest.from_action_id ? { from_action_id: latest.from_action_id } : {}),
+    created_at: routine.created_at,
+    updated_at: routine.updated_at,
+    ...(routine.versions
+      ? {
+          versions: routine.versions.map((one) => ({ version: one.version, description: one.description, ...(one.from_action_id ? { from_action_id: one.from_action_id } : {}), created_at: one.created_at })),
+        }
+      : {}),
+  };
 }

@@ -162,7 +162,7 @@ const ResultFieldJson = z.union([
 
 const template = z.string().max(10_000).describe("Text with {{param}} placeholders, replaced by the action's params as text.");
 
-export const StepJson = z
+const StepJson = z
   .union([
     z.strictObject({ goto: z.string().min(1).max(2_000).describe('A path of the platform ("/…", {{param}} values URL-encoded), or exactly "{{param}}" for a URL param of the platform\'s origin.') }),
     z.strictObject({ click: LocatorJson }),
