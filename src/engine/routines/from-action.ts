@@ -59,8 +59,10 @@ function locatorOf(given: unknown, record: StepRecord | undefined, index: number
   if (record?.target?.name !== undefined && (ARIA_ROLES as readonly string[]).includes(record.target.role)) {
     return { role: record.target.role as Locator extends { role: infer R } ? R : never, name: record.target.name, exact: true } as Locator;
   }
-  const role = /^role=([a-z]+)\[name=(["'])(.*)\2( i| s)?\]$/.exec(selector);
-  if (role && (ARIA_ROLES as readonly string[]).includes(role[1]!)) return { role: role[1], name: role[3], ...(role[4] === " s" ? { exact: true } : {}) } as Locator;
+  const role = /^role=([a-z]+)(?:\[name=(["'])(.*)\2( i| s)?\])?$/.exec(selector);
+  if (role && (ARIA_ROLES as readonly string[]).includes(role[1]!)) {
+    return { role: role[1], ...(role[3] === undefined ? {} : { name: role[3] }), ...(role[4] === " s" ? { exact: true } : {}) } as Locator;
+  }
   const text = /^text=(?:"(.*)"|(.*))$/.exec(selector);
   if (text) return text[1] !== undefined ? { text: text[1], exact: true } : { text: text[2]! };
   throw refuse(
