@@ -28,7 +28,7 @@ export interface RouteResponse {
 
 /** A REST route as data: the adapter validates with these schemas and the OpenAPI document is built from them. */
 export interface Route<P = unknown, Q = unknown, B = unknown> {
-  method: "get" | "post" | "patch" | "delete";
+  method: "get" | "post" | "put" | "patch" | "delete";
   /** OpenAPI-style path, e.g. `/v1/actions/{id}`. */
   path: string;
   summary: string;

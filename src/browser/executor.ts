@@ -4,6 +4,7 @@ import { ActionFailure, type ActionErrorCode } from "../domain/errors.js";
 import { CHECK_TYPE } from "../domain/health.js";
 import type { ActionExecutor, ExecutionContext } from "../engine/execution/index.js";
 import type { Driver, DriverContext } from "../platforms/driver.js";
+import { routineHandler } from "../platforms/routine.js";
 import { isSameUser, WrongUserFailure } from "./identity.js";
 import type { BrowserPool } from "./pool.js";
 import { PageLoad } from "./page-load.js";
@@ -37,7 +38,7 @@ export class BrowserExecutor implements ActionExecutor {
     const { action, account } = execution;
     const driver = this.options.drivers.find((candidate) => candidate.platform.name === action.platform);
     const check = action.type === CHECK_TYPE;
-    const handler = action.type === CHECK_TYPE ? undefined : driver?.actions[action.type];
+    const handler = action.type === CHECK_TYPE ? undefined : execution.routine && driver ? routineHandler(execution.routine, driver) : driver?.actions[action.type];
     if (!driver || (!check && !handler)) throw new ActionFailure("unsupported", `The ${action.platform} platform has no ${action.type} action.`);
     const { pool } = this.options;
     const rule = this.#ruleOf(driver);

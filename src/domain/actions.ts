@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RoutineActionParams } from "./routines.js";
 import { BrowserStepJson, kindOf, READING_STEPS } from "./steps.js";
 
 const handle = z.string().trim().min(1).max(100).describe("A person's handle on the platform, e.g. `alice`.");
@@ -33,6 +34,7 @@ export const ACTION_PARAMS = {
       });
     })
     .describe("Run generic browser steps in the account's signed-in browser."),
+  routine: RoutineActionParams,
 } as const;
 
 export type ActionType = keyof typeof ACTION_PARAMS;
@@ -48,6 +50,9 @@ export const ACTION_PRICES: Readonly<Record<ActionType, number>> = {
   lookup_conversation: 1,
   send_message: 2,
   browser_steps: 3,
+  // A routine does what a built-in write does (post, send_message) in one signed-in page, with no
+  // agent exploring: priced as they are, below browser_steps, whose steps nobody has tried yet.
+  routine: 2,
 };
 
 /** What an action costs: its type's price, but a dry run of browser steps costs 1 (it only reads, yet still takes a browser and a sign-in). */

@@ -104,6 +104,7 @@ const NOUNS: Record<ActionType, [string, string]> = {
   lookup_conversation: ["conversation lookup", "conversation lookups"],
   send_message: ["message", "messages"],
   browser_steps: ["browser-steps run", "browser-steps runs"],
+  routine: ["routine run", "routine runs"],
 };
 
 /** A pace in words: "2 posts an hour, 1 every 5 s". */

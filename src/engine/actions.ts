@@ -15,6 +15,7 @@ import { paramsSchema, type PlatformInfo } from "./execution/index.js";
 import { newId } from "./ids.js";
 import { nextStep, presentAction, signInUrl, type PacingView, type PublicAction, type Surface } from "./present/index.js";
 import { recordActionEvent } from "./outbox/index.js";
+import { resolveRoutineParams } from "./routines/routines.js";
 
 /** No action type's params nest anywhere near this deep. */
 const MAX_PARAMS_DEPTH = 16;
@@ -57,10 +58,17 @@ export function validateParams(input: CreateAction, platform?: PlatformInfo): Re
  * when the platform lacks the type or the balance is short.
  */
 /** What every create checks first, replays included: the key's role, its allow-list, the params. */
-export async function authorizeCreate(core: EngineCore, principal: Principal, input: CreateAction): Promise<{ account: AccountRecord; params: Record<string, unknown> }> {
+export async function authorizeCreate(
+  core: EngineCore,
+  principal: Principal,
+  input: CreateAction,
+): Promise<{ account: AccountRecord; params: Record<string, unknown>; secrets?: Record<string, unknown> }> {
   requirePermission(principal, "act");
   const account = await visibleAccount(core.store, principal, input.account_id);
-  return { account, params: validateParams(input, core.platforms.find((platform) => platform.name === account.platform)) };
+  const params = validateParams(input, core.platforms.find((platform) => platform.name === account.platform));
+  // A routine's own params are checked against its saved schema, and the version it will run recorded.
+  if (input.type === "routine") return { account, ...(await resolveRoutineParams(core, principal, account, params)) };
+  return { account, params };
 }
 
 /**
@@ -89,12 +97,13 @@ export interface Created {
  */
 export async function insertAction(core: EngineCore, principal: Principal, input: CreateAction): Promise<Created> {
   const { store, lifecycle } = core;
-  const { account, params } = await authorizeCreate(core, principal, input);
+  const { account, params, secrets } = await authorizeCreate(core, principal, input);
   const platform = core.platforms.find((candidate) => candidate.name === account.platform);
   const id = newId("act");
   const now = lifecycle.now();
   const price = priceOf(input.type, params);
-  const unsupported = !platform?.actions.includes(input.type);
+  // Every platform with a driver runs routines: their steps are the shared vocabulary.
+  const unsupported = !platform || (input.type !== "routine" && !platform.actions.includes(input.type));
   const failure = unsupported ? new ActionFailure("unsupported", `The ${account.platform} platform has no ${input.type} action.`) : undefined;
   const inserted = await store.actions.insert(
     {
@@ -130,6 +139,8 @@ export async function insertAction(core: EngineCore, principal: Principal, input
     await store.actions.update(id, { status: "failed", error_code: short.code, error_message: short.message, held: false, finished_at: now }, now);
     created = (await store.actions.get(id))!;
   }
+  // Sealed beside the action, which shows "[secret]" in their place; only one that will run keeps them.
+  if (secrets && Object.keys(secrets).length > 0 && created.status === "queued") await store.routines.putSecretParams(id, secrets);
   // The record as written is the one announced and recorded: no read of it again.
   await recordActionEvent(store, id, now, created);
   core.lifecycle.announce(created);

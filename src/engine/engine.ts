@@ -18,6 +18,7 @@ import { createActionOnce, settleAbandoned } from "./idempotency.js";
 import { Inbox, type InboxOptions } from "./inbox/index.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { presentAccount, type Surface } from "./present/index.js";
+import { Routines } from "./routines/index.js";
 
 export interface EngineOptions {
   store: Store;
@@ -70,6 +71,8 @@ export class Engine {
   /** The workspace's events as they commit (SSE). */
   readonly events: EventFeed;
   readonly feedback: Feedback;
+  /** Routines an agent saved, run as the routine action type (DESIGN §14). */
+  readonly routines: Routines;
   /** Each account's inbox: messages that answer its e-mail and text challenges (DESIGN §15). */
   readonly inbox: Inbox;
   /** Health checks of connected accounts (DESIGN §16). */
@@ -125,6 +128,7 @@ export class Engine {
     this.webhooks = new Webhooks(this.core, options.webhooks);
     this.events = new EventFeed(this.core);
     this.feedback = new Feedback(this.core);
+    this.routines = new Routines(this.core);
     this.inbox = new Inbox(this.core, options.inbox ?? { mailDomain: "inbox.localhost", smtpOn: false });
     this.healthChecks = new HealthChecks(this.core, options.healthChecks ?? { intervalMinutes: 60 });
     // Its runs are followed wherever they change: an answer or a cancel elsewhere still reaches its metrics here.

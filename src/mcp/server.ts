@@ -182,7 +182,11 @@ function buildConfigs(engine: Engine) {
         {
           title: tool.title,
           description: tool.description,
-          inputSchema: "platform" in tool.input.shape ? tool.input.extend({ platform: platformField }) : tool.input,
+          // An optional platform (a filter, as list_routines's) stays optional.
+          inputSchema:
+            "platform" in tool.input.shape
+              ? tool.input.extend({ platform: (tool.input.shape.platform as z.ZodType).safeParse(undefined).success ? platformField.optional() : platformField })
+              : tool.input,
           outputSchema: tool.output,
           annotations: { title: tool.title, ...tool.annotations },
         },

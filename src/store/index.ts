@@ -24,6 +24,7 @@ import { RateLimitRepository } from "./repositories/rate-limits.js";
 import { InboxRepository } from "./repositories/inbox.js";
 import { PaceCooldownRepository } from "./repositories/pace-cooldowns.js";
 import { WakeUpRepository } from "./repositories/wake-ups.js";
+import { RoutineRepository } from "./repositories/routines.js";
 
 export { openDatabase, type Db } from "./adapters/sqlite-file.js";
 export { CommitUnknownError, DatabaseUnreachableError, isBusy, retryWhileBusy } from "./adapters/busy.js";
@@ -60,6 +61,7 @@ export type { FeedbackRecord } from "./repositories/feedback.js";
 export type { Candidate, InboxTokens, NewMessage } from "./repositories/inbox.js";
 export type { PaceCooldown } from "./repositories/pace-cooldowns.js";
 export type { ClaimCandidate } from "./repositories/actions.js";
+export type { RoutineRecord, RoutineVersionRecord } from "./repositories/routines.js";
 export type { WebhookDeliveryRecord, WebhookEndpointRecord, DeliveryState } from "./repositories/webhooks.js";
 
 /** The only code that writes SQL: repositories over one database, and its transactions. */
@@ -83,6 +85,8 @@ export class Store {
   readonly rateLimits: RateLimitRepository;
   readonly inbox: InboxRepository;
   readonly paceCooldowns: PaceCooldownRepository;
+  /** Routines and their versions (DESIGN §14). */
+  readonly routines: RoutineRepository;
   /** Wake-ups a writer sends itself (PostgreSQL), beside the triggers' own. */
   readonly wakeUps: WakeUpRepository;
 
@@ -111,6 +115,7 @@ export class Store {
     this.feedback = new FeedbackRepository(q, sealer);
     this.rateLimits = new RateLimitRepository(q);
     this.wakeUps = new WakeUpRepository(q);
+    this.routines = new RoutineRepository(q, sealer);
   }
 
   get dialect(): Dialect {

@@ -230,4 +230,20 @@ export interface Schema {
     error_message: string | null;
     created_at: string;
   };
+  /** Routines (DESIGN §14): one row a name, its versions beside it. */
+  routines: { workspace_id: string; name: string; platform: string; latest: number; created_at: string; updated_at: string; deleted_at: string | null };
+  routine_versions: {
+    workspace_id: string;
+    name: string;
+    version: number;
+    platform: string;
+    description: string;
+    /** JSON: the params' JSON Schema. */
+    params_schema: string;
+    /** JSON: the steps. */
+    steps: string;
+    from_action_id: string | null;
+    created_at: string;
+  };
+  action_secret_params: { action_id: string; params_sealed: Buffer };
 }

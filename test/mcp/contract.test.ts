@@ -64,10 +64,15 @@ describe("MCP tool contract", () => {
     expect(results.forward_message!.data.used_for).toBeUndefined();
     await run("send_feedback", { message: "The post button moved.", action_id: another.data.id });
     expect(results.send_feedback!.data).toMatchObject({ object: "feedback", message: "The post button moved.", action_id: another.data.id, type: "post", has_screenshot: false });
+    // A routine's tools (save_routine, which needs a browser_steps run on a real page, is checked in routines.test.ts, through this same client).
+    expect((await h.request("POST", "/v1/routines", { body: { platform: "sandbox", name: "greet", params: { type: "object", properties: { text: { type: "string" } } }, steps: [{ goto: "/" }, { fill: { label: "Post" }, value: "{{text}}" }] } })).status).toBe(201);
+    await run("list_routines", { platform: "sandbox" });
+    expect(results.list_routines!.data.data).toMatchObject([{ name: "greet", version: 1 }]);
+    await run("delete_routine", { name: "greet" });
     await run("remove_account", { account_id: accountId });
     expect(results.remove_account!.data).toEqual({ removed: true, account_id: accountId });
 
-    expect(Object.keys(results).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
+    expect(Object.keys(results).sort()).toEqual(TOOLS.map((tool) => tool.name).filter((name) => name !== "save_routine").sort());
     const everything = JSON.stringify(results);
     for (const secret of [PASSWORD, NEW_PASSWORD, TOTP_SECRET, h.adminKey]) expect(everything).not.toContain(secret);
   });

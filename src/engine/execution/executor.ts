@@ -4,6 +4,7 @@ import type { PlatformReference } from "../../domain/public.js";
 import type { ChallengeKind } from "../../domain/challenges.js";
 import type { MessagePatterns } from "../../domain/inbox.js";
 import type { Paces } from "../../domain/pace.js";
+import type { RoutineRun } from "../../domain/routines.js";
 import type { AccountRecord, ActionRecord } from "../../store/records.js";
 import type { Clock } from "../clock.js";
 import type { Logger } from "../logger.js";
@@ -72,6 +73,8 @@ export interface ExecutionContext {
   saveSession(state: string): Promise<void>;
   /** Records who the account signs in as, and that it is connected. */
   markConnected(profile: { handle: string; name: string } | undefined): Promise<void>;
+  /** A routine action's saved steps and whole params (secrets unsealed for this run only). */
+  readonly routine?: RoutineRun;
   /** Keeps the page as it was at a `ui_changed` or `browser_error` failure (sealed; for feedback). */
   saveFailureScreenshot(png: Buffer): Promise<void>;
 }

@@ -289,6 +289,8 @@ export class Lifecycle {
         heldBack = await recordPaceOutcome(this.store, action, failure, this.clock.now());
       }
       for (const id of heldBack) await recordActionEvent(this.store, id, now);
+      // A routine's secret params are kept only while it may still run (DESIGN §14).
+      if (action.type === "routine") await this.store.routines.dropSecretParams(actionId);
       // A browser that never started is not a final answer: the same key may run it again.
       if (code === "browser_unavailable") await this.store.idempotency.forgetAction(actionId);
       await recordActionEvent(this.store, actionId, now);

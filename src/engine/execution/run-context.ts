@@ -7,6 +7,7 @@ import type { ChallengeRequest, ExecutionContext } from "./executor.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
 import { updateAccountStatus } from "../outbox/index.js";
+import { routineRunOf } from "../routines/run-of.js";
 
 /** What the runner supplies for the parts of a run that pause. */
 export interface RunHooks {
@@ -32,6 +33,7 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
     store.accounts.getSecret(accountId, "totp_secret"),
     store.accounts.getSecret(accountId, "session"),
   ]);
+  const routine = action.type === "routine" ? await routineRunOf(store, action) : undefined;
   // Fenced (DESIGN §11): a run whose action moved on, or whose runner's lease lapsed, writes nothing.
   const write = <T>(work: (store: Store) => Promise<T>): Promise<T> =>
     retryWhileBusy(() =>
@@ -43,6 +45,7 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
   return {
     action,
     account,
+    ...(routine ? { routine } : {}),
     signal: hooks.signal,
     clock: lifecycle.clock,
     logger: logger.child({ action_id: action.id, account_id: accountId }),

@@ -22,7 +22,8 @@ export const actionTools = [
     name: "run_action",
     title: "Run an action",
     description:
-      "Runs an action (connect, post, lookup_person, lookup_conversation, send_message, browser_steps) as a connected account, in that account's own browser, and waits up to wait_seconds for it. " +
+      "Runs an action (connect, post, lookup_person, lookup_conversation, send_message, browser_steps, routine) as a connected account, in that account's own browser, and waits up to wait_seconds for it. " +
+        'A routine (list_routines) replays saved steps with new params: type "routine", params {"routine": name, "params": {…}}; prefer it to browser_steps when one does the task. ' +
       "Returns the action: read `status`. At needs_input, `challenge` says what the sign-in asks: answer code kinds with answer_challenge, or open `challenge.sign_in_url` (live browser). " +
       "A failed action is a normal result: `error.code` and the text say what to do next. Still queued or running: call get_action. " +
       "See list_platforms for each type's params and price (credits are held at start and charged when it ends). " +

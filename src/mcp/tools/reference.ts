@@ -3,6 +3,8 @@ import { encodePaymentRequiredHeader } from "@x402/core/http";
 import { PlatformJson, freeFormObject, listOf } from "../../domain/public.js";
 import { FeedbackInput } from "../../events/feedback.js";
 import { credits } from "../describe.js";
+import { RoutineJson } from "../../domain/routines.js";
+import { presentRoutine } from "../../engine/routines/index.js";
 import { CreditsOutput, FeedbackOutput } from "../schemas.js";
 import { defineTool } from "../tool.js";
 
@@ -41,21 +43,27 @@ export const referenceTools = [
     name: "list_platforms",
     title: "The action reference",
     description:
-      "Lists the platforms, the action types each supports, the JSON Schema of each type's params, and its price in credits. Read it before run_action.",
+      "Lists the platforms, the action types each supports, the JSON Schema of each type's params, its price in credits, and the workspace's routines for it (saved steps the service replays: prefer one when it does the task). Read it before run_action.",
     input: z.strictObject({}),
-    output: listOf(PlatformJson),
+    output: listOf(PlatformJson.extend({ routines: z.array(RoutineJson).describe("The workspace's routines for this platform (run_action, type routine).") })),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    async handle(_args, { engine }) {
-      const data = engine.platforms();
+    async handle(_args, { engine, principal }) {
+      const routines = (await engine.routines.list(principal)).map(presentRoutine);
+      const data = engine.platforms().map((platform) => ({ ...platform, routines: routines.filter((routine) => routine.platform === platform.name) }));
       const text = data
         .map((platform) => {
           const types = platform.actions.map((action) => `  - ${action.type} ${signature(action.params)} — ${credits(action.price)}: ${action.description}`);
-          return [`${platform.name} — ${platform.title}: ${platform.description}`, ...types].join("\n");
+          const saved = platform.routines.map(
+            (routine) => `  - routine "${routine.name}" (v${routine.version}) params ${signature(routine.params)}${routine.extracts.length > 0 ? ` → extracted {${routine.extracts.join(", ")}}` : ""}${routine.description ? `: ${routine.description}` : ""}`,
+          );
+          return [`${platform.name} — ${platform.title}: ${platform.description}`, ...types, ...saved].join("\n");
         })
         .join("\n");
       return {
         structured: { data },
-        text: `${text}\nCall run_action with account_id, type and params shaped as above (a ? marks an optional field, | separates alternatives).`,
+        text:
+          `${text}\nCall run_action with account_id, type and params shaped as above (a ? marks an optional field, | separates alternatives). ` +
+          'A routine runs with type "routine" and params {"routine": name, "params": {…}}.',
       };
     },
   }),
