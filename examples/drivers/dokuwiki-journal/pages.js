@@ -7,15 +7,18 @@
 /** @typedef {import("action-service/driver").Page} Page */
 /** @typedef {import("action-service/driver").FailureDetector} FailureDetector */
 
+/** A page id in an address, as the wiki writes it: `:` kept, the rest encoded. @param {string} id */
+const inUrl = (id) => encodeURIComponent(id).replaceAll("%3A", ":");
+
 export const PATHS = {
   start: "/doku.php?id=start",
   login: "/doku.php?id=start&do=login",
   /** @param {string} id a page id, e.g. `journal:2026-11-27-hello-world` */
-  page: (id) => `/doku.php?id=${encodeURIComponent(id)}`,
+  page: (id) => `/doku.php?id=${inUrl(id)}`,
   /** @param {string} id */
-  edit: (id) => `/doku.php?id=${encodeURIComponent(id)}&do=edit`,
+  edit: (id) => `/doku.php?id=${inUrl(id)}&do=edit`,
   /** The page's wiki text as plain text; a page that does not exist is answered with an HTML page instead. @param {string} id */
-  raw: (id) => `/doku.php?id=${encodeURIComponent(id)}&do=export_raw`,
+  raw: (id) => `/doku.php?id=${inUrl(id)}&do=export_raw`,
 };
 
 /** @param {Page} page */
