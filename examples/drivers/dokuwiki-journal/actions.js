@@ -48,13 +48,18 @@ export const post = async (context) => {
     const details = (await PAGES.lockDetails(page).allInnerTexts()).map((line) => line.replace(/\s+/g, " ").trim());
     throw new ActionFailure("rejected", `DokuWiki: "This page is currently locked for editing by another user." ${details.join("; ")}. Nothing was saved; post again after the lock ends.`);
   }
+  // The open editor holds DokuWiki's lock on the id, but DokuWiki saves a new page over one created
+  // meanwhile (it checks for a clash only on pages that existed when the editor opened): ask once more.
+  if (await taken(context, id)) {
+    throw new ActionFailure("rejected", `Someone created ${id} while this post was opening its editor; nothing was saved. Post again: it takes the next free id.`);
+  }
   await PAGES.wikiText(page).fill(params.text);
   if (params.summary !== undefined) await PAGES.summary(page).fill(params.summary);
   // The commit point: from the click on, the page may exist on the wiki even if the action is
   // interrupted, so the service never runs it again by itself.
   await context.commit();
   await PAGES.save(page).click();
-  // Saved, the wiki shows the page with "Edit this page"; blocked text or a clash ends it through a failure detector.
+  // Saved, the wiki shows the page with "Edit this page"; blocked text ends it through a failure detector.
   await context.settle({ saved: PAGES.editThisPage(page) });
   return { post_id: id, url: new URL(PATHS.page(id), context.baseUrl).href };
 };
@@ -91,20 +96,24 @@ export function journalId(namespace, now, text) {
   return `${namespace}:${now.toISOString().slice(0, 10)}-${slug}`;
 }
 
-/**
- * The first of `base`, `base-2`, `base-3`, … that the wiki has no page for. Asked without a page:
- * the raw export, fetched with the account's cookies, is plain text only for a page that exists.
- * @param {DriverContext} context @param {string} base
- */
+/** The first of `base`, `base-2`, `base-3`, … that the wiki has no page for. @param {DriverContext} context @param {string} base */
 async function freeId(context, base) {
   for (let n = 1; n <= MAX_SUFFIX; n++) {
     const id = n === 1 ? base : `${base}-${n}`;
-    const response = await context.page.request.get(new URL(PATHS.raw(id), context.baseUrl).href, { maxRedirects: 0 });
-    // Anything else (a missing page, a namespace the account may not read) is left to the editor to say.
-    const taken = response.ok() && response.headers()["content-type"]?.startsWith("text/plain");
-    if (!taken) return id;
+    if (!(await taken(context, id))) return id;
   }
   throw new ActionFailure("rejected", `The wiki already has ${MAX_SUFFIX} pages named ${base}(-n): start the text with other words.`);
+}
+
+/**
+ * Whether the wiki has a page of this id, asked without opening a page: the raw export, fetched
+ * with the account's cookies, is plain text only for a page that exists. Anything else (a missing
+ * page, a namespace the account may not read) is left to the editor to say.
+ * @param {DriverContext} context @param {string} id
+ */
+async function taken(context, id) {
+  const response = await context.page.request.get(new URL(PATHS.raw(id), context.baseUrl).href, { maxRedirects: 0 });
+  return response.ok() && (response.headers()["content-type"]?.startsWith("text/plain") ?? false);
 }
 
 /** The login in a user page's address on this wiki (`…/doku.php?id=user:carol`). @param {DriverContext} context @param {string} url */

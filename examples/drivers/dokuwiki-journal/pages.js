@@ -70,9 +70,4 @@ export const FAILURES = [
     locate: (page) => page.getByText("Your change was not saved because it contains blocked text (spam)."),
     message: "DokuWiki: \"Your change was not saved because it contains blocked text (spam).\" The text matches the wiki's blocklist (wordblock.conf); change it and post again.",
   },
-  {
-    code: "rejected",
-    locate: (page) => page.getByRole("heading", { level: 1, name: "A newer version exists", exact: true }),
-    message: "DokuWiki: \"A newer version exists.\" Someone saved a page of this id at the same moment; nothing was saved.",
-  },
 ];
