@@ -79,7 +79,7 @@ describe("a code driver kept outside the service (examples/drivers/notes)", () =
     const api = restClient(() => service!.url, service.firstKey!);
     const platforms = (await api("GET", "/v1/platforms")).json as { data?: { name: string; actions: { type: string }[] }[] } | { name: string; actions: { type: string }[] }[];
     const notes = (Array.isArray(platforms) ? platforms : platforms.data!).find((platform) => platform.name === "notes");
-    expect(notes?.actions.map((action) => action.type)).toEqual(["connect", "post", "lookup_person"]);
+    expect(notes?.actions.map((action) => action.type)).toEqual(["connect", "post", "lookup_person", "browser_steps"]);
 
     const handle = `notes${Date.now().toString(36)}`;
     await createSandboxUser(sandboxUrl, handle);
@@ -133,7 +133,18 @@ describe("a driver that cannot run stops start-up, naming it and why (exit 2, as
     { name: "another loaded driver's name", entries: () => `examples/drivers/notes,${driverModule("notes-again.mjs", { platform: '{ name: "notes", title: "Notes again", description: "" }' })}`, says: /declares platform "notes", which driver examples\/drivers\/notes already declares/ },
     { name: "no name", entries: () => driverModule("no-name.mjs", { platform: '{ title: "Nameless", description: "" }' }), says: /no-name\.mjs declares something invalid:\n\s+platform\.name: is missing/ },
     { name: "a name that cannot be a platform's", entries: () => driverModule("bad-name.mjs", { platform: '{ name: "My Intranet", title: "Mine", description: "" }' }), says: /platform\.name: must be lower-case letters/ },
-    { name: "no actions", entries: () => driverModule("no-actions.mjs", { actions: "{}" }), says: /actions: declares no action type/ },
+    // A driver made by defineDriver always has the service's browser_steps (and so routines); one written by hand may have nothing.
+    {
+      name: "no actions",
+      entries: () => (
+        writeFileSync(
+          join(dir, "no-actions.mjs"),
+          'export default { apiVersion: "1.0.0", platform: { name: "extra", title: "Extra", description: "", actions: [] }, failures: [], actions: {}, ensureSignedIn: async () => {}, signedInAs: async () => undefined, manualSignIn: { path: "/", signedIn: (page) => page.getByRole("heading") } };\n',
+        ),
+        join(dir, "no-actions.mjs")
+      ),
+      says: /actions: declares no action type/,
+    },
     { name: "an action type the service does not have", entries: () => driverModule("publish.mjs", { actions: "{ publish: async () => ({}) }" }), says: /actions\.publish: "publish" is not an action type of the service \(connect, post, / },
     { name: "a handler that is not a function", entries: () => driverModule("not-a-handler.mjs", { actions: '{ post: "click Post" }' }), says: /actions\.post: must be a function/ },
     { name: "a bad pace", entries: () => driverModule("pace.mjs", { platform: '{ name: "extra", title: "Extra", description: "", paces: { post: { per_hour: 0 } } }' }), says: /platform\.paces\.post\.per_hour: .*>=1/ },

@@ -70,7 +70,8 @@ describe("routines through MCP against the sandbox", () => {
     const saved = await call("save_routine", { platform: "sandbox", name: "post_note", from_action_id: taught, params: { text: typed }, description: "Posts a note." });
     expect(saved.isError).toBe(false);
     expect(saved.data).toMatchObject({ name: "post_note", version: 1, from_action_id: taught, extracts: ["status"] });
-    expect(saved.data.steps[1]).toEqual({ fill: { role: "textbox", name: "What's on your mind?" }, value: "{{text}}" });
+    // Named as the run found the element (its role and accessible name, exactly), not as the selector was written.
+    expect(saved.data.steps[1]).toEqual({ fill: { role: "textbox", name: "What's on your mind?", exact: true }, value: "{{text}}" });
     expect(saved.data.steps[0]).toEqual({ goto: "/" });
     expect(JSON.stringify(saved.data.steps)).not.toContain(typed);
 
@@ -89,13 +90,14 @@ describe("routines through MCP against the sandbox", () => {
     const cssOnly = await call("run_action", {
       account_id: learnerAccount,
       type: "browser_steps",
-      params: { steps: [{ goto: `${live.sandbox.url}/` }, { wait_for: "main h1" }] },
+      // A CSS target whose element has no accessible name: nothing a routine could name it by.
+      params: { steps: [{ goto: `${live.sandbox.url}/` }, { wait_for: "main" }] },
       wait_seconds: 45,
     });
     expect(cssOnly.data.status).toBe("succeeded");
     const refused = await call("save_routine", { platform: "sandbox", name: "css_only", from_action_id: cssOnly.data.id });
     expect(refused.isError).toBe(true);
-    expect(refused.text).toContain('selector "main h1"');
+    expect(refused.text).toContain('selector "main" and no role and accessible name was recorded for it');
   });
 
   it("a secret param is typed at run time and is never in the stored action, its events, the routine or anything in the data dir", async () => {

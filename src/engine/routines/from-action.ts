@@ -117,7 +117,8 @@ export async function saveRoutineFromAction(core: EngineCore, principal: Princip
       throw refuse(`Step ${index + 1}'s target matched ${record.matched} elements when it ran; a routine's step must name one. Narrow it (a name, exact, or within) and run the steps again.`, index);
     }
     if ("snapshot" in step) return;
-    if ("goto" in step) return void steps.push({ goto: parameterised(pathOf(record?.path ?? String(step.goto)), values, true, used) });
+    // The address the step asked for (as a path of the platform), not where a redirect took it.
+    if ("goto" in step) return void steps.push({ goto: parameterised(pathOf(String(step.goto)), values, true, used) });
     if ("press" in step) {
       const on = step.on ?? step.selector;
       return void steps.push({ press: String(step.press), ...(on === undefined ? {} : { on: parameterisedLocator(locatorOf(on, record, index), values, used) }) });
