@@ -18,6 +18,7 @@ export function routineHandler(routine: RoutineRun, driver: Driver): ActionHandl
       params: routine.params,
       secretParams,
       failures: driver.failures,
+      unambiguous: true,
       ...(signedOut ? { signedOut } : {}),
     });
     return { extracted: Object.fromEntries(routine.extracts.map((name) => [name, extracted[name]])), version: routine.version };

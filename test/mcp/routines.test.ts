@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { rows, sql } from "../helpers/sql.js";
 
 // Routines end to end: the real service, the real sandbox, real Chromium, an agent through the MCP SDK's own client.
 let live: LiveService;
@@ -143,5 +144,23 @@ describe("routines through MCP against the sandbox", () => {
     expect(after.data.data.map((routine: { name: string }) => routine.name)).toEqual(["post_note"]);
     const gone = await call("run_action", { account_id: learnerAccount, type: "routine", params: { routine: "signed_note", params: { text: "x", signature: "y" } } });
     expect(gone.isError).toBe(true);
+  });
+  it("a replay whose acting step's target now matches several elements fails ui_changed with the count and a snapshot, instead of acting on the first", async () => {
+    const created = await live.api("POST", "/v1/routines", {
+      platform: "sandbox",
+      name: "open_a_link",
+      params: { type: "object", properties: {} },
+      // Saved by hand through REST (save_routine would refuse it: its target matched several elements when it ran).
+      steps: [{ goto: "/feed" }, { click: { role: "link" } }],
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const replay = await call("run_action", { account_id: learnerAccount, type: "routine", params: { routine: "open_a_link", params: {} }, wait_seconds: 45 });
+    expect(replay.data).toMatchObject({ status: "failed", error: { code: "ui_changed", details: { step: 1, path: "/feed" } } });
+    expect(replay.data.error.message).toMatch(/^Step 2's target now matches \d+ elements on the page; a routine acts only on the one it was saved for/);
+    expect(replay.data.error.details.snapshot).toContain("- link");
+    // Found out before the commit point: nothing was clicked.
+    const [row] = await rows<{ committed_at: string | null }>(live.server.service.store, sql`SELECT committed_at FROM actions WHERE id = ${replay.data.id}`);
+    expect(row!.committed_at).toBeNull();
+    await call("delete_routine", { name: "open_a_link" });
   });
 });

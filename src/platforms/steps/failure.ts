@@ -33,7 +33,8 @@ export async function stepFailure(
   const judged = context.judgeTimeout(error);
   if (judged && judged.code !== "ui_changed") return judged;
   if (!(error instanceof ActionFailure) && !judged && !isPageError(error)) return error;
-  let failure = new ActionFailure("ui_changed", what);
+  // A step's own ui_changed (a target grown ambiguous) keeps its words; anything else is said by `what`.
+  let failure = error instanceof ActionFailure ? error : new ActionFailure("ui_changed", what);
   for (const detector of failures) {
     if (await detector.locate(page).first().isVisible().catch(() => false)) {
       failure = new ActionFailure(detector.code, detector.message);

@@ -26,6 +26,12 @@ export interface RunOptions {
   dryRun?: boolean;
   /** What shows when the platform signed the account out, looked for after each step. */
   signedOut?: (page: Page) => PwLocator;
+  /**
+   * A step that acts (click, fill, press) does so only when its target is one element: a saved
+   * routine replayed without an agent must not act on whichever of several came first (a redesign
+   * that added a second "Save" fails the step instead of clicking the wrong one).
+   */
+  unambiguous?: boolean;
 }
 
 /** A page's accessibility snapshot a `snapshot` step (or a dry run's page) kept. */
@@ -72,14 +78,15 @@ export async function runSteps(context: DriverContext, steps: readonly AnyStep[]
   let committed = false;
   for (const [index, step] of steps.entries()) {
     if (options.skipUnfilled && params && !applies(step, params)) continue;
-    if (mayChange(step)) {
-      if (options.dryRun) throw new ActionFailure("invalid_input", `Step ${index + 1} (${kindOf(step)}) may change something; a dry run only reads.`);
-      if (!committed) {
+    if (mayChange(step) && options.dryRun) throw new ActionFailure("invalid_input", `Step ${index + 1} (${kindOf(step)}) may change something; a dry run only reads.`);
+    try {
+      // An ambiguous target is found out before the commit point: such a step changes nothing, and costs nothing.
+      const acting = options.unambiguous ? actingTarget(step) : undefined;
+      if (acting !== undefined) await refuseAmbiguous(find(acting, page, options), index);
+      if (mayChange(step) && !committed) {
         await context.commit();
         committed = true;
       }
-    }
-    try {
       const record = await runStep(context, step, index, options, typed);
       if (kindOf(step) === "extract_text" && "extract_text" in step) result.extracted[step.as] = record.text ?? "";
       result.steps.push(record.record);
@@ -157,6 +164,21 @@ async function runStep(context: DriverContext, step: AnyStep, index: number, opt
     return { record: { ...record, as: step.as }, text };
   }
   return { record };
+}
+
+/** The target of a step that acts on an element (click, fill, press on one); undefined for the others. */
+function actingTarget(step: AnyStep): Target | undefined {
+  if ("click" in step) return step.click;
+  if ("fill" in step) return step.fill;
+  if ("press" in step) return step.on ?? ("selector" in step ? step.selector : undefined);
+  return undefined;
+}
+
+/** Fails the step when its target, once on the page, is more than one element. */
+async function refuseAmbiguous(found: PwLocator, index: number): Promise<void> {
+  await found.first().waitFor({ state: "attached" });
+  const matched = await found.count();
+  if (matched > 1) throw new ActionFailure("ui_changed", `Step ${index + 1}'s target now matches ${matched} elements on the page; a routine acts only on the one it was saved for. Name it more closely (a name, exact, or within) and save a new version.`);
 }
 
 /** Waits until the target shows, the driver's failure detectors (and a recipe's `unless` states) checked all along. */
