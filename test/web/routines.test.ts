@@ -111,6 +111,9 @@ describe("routines in the web app", () => {
     const saved = (await client.callTool({ name: "save_routine", arguments: { platform: "sandbox", name: "post_note", from_action_id: taught.id, params: { text: typed }, description: "Posts a note." } })) as CallToolResult;
     await client.close();
     expect(saved.isError ?? false).toBe(false);
+    // Version 2 through REST: the same steps, waiting for the post to show.
+    const version2 = await live.api("PUT", "/v1/routines/post_note", { params: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }, steps: [...(saved.structuredContent as { steps: unknown[] }).steps, { wait_for: { role: "status" } }] });
+    expect(version2.status).toBe(200);
 
     const page = await signedIn(live.key);
     await page.goto(`${live.url}/app/routines`);
@@ -123,16 +126,19 @@ describe("routines in the web app", () => {
 
     await page.getByRole("link", { name: "post_note" }).click();
     await page.waitForURL(/\/app\/routines\/post_note$/);
-    expect(await page.getByRole("heading", { name: "Steps of version 1" }).isVisible()).toBe(true);
+    expect(await page.getByRole("heading", { name: "Steps of version 2" }).isVisible()).toBe(true);
     expect(await page.locator("ol.steps li").allInnerTexts()).toEqual([
       "open /",
       'fill textbox "What\'s on your mind?" with {{text}}',
       'click button "Post"',
       'wait for text "Your post is live."',
+      "wait for status",
     ]);
-    const versions = page.getByRole("table", { name: "Every version, newest first" });
-    expect(await versions.getByRole("link", { name: taughtFrom }).getAttribute("href")).toBe(`/app/actions/${taughtFrom}`);
-    expect(await versions.innerText()).toContain("text");
+    const versions = page.getByRole("table", { name: "Every version, newest first" }).locator("tbody tr");
+    expect(await versions.count()).toBe(2);
+    expect(await versions.nth(0).innerText()).toContain("its steps, sent as they are");
+    expect(await versions.nth(1).getByRole("link", { name: taughtFrom }).getAttribute("href")).toBe(`/app/actions/${taughtFrom}`);
+    expect(await versions.nth(1).locator('td[data-label="Params"]').innerText()).toBe("text");
 
     await page.goto(`${live.url}/app/routines/signed_note`);
     expect(await page.locator("ol.steps li").allInnerTexts()).toEqual([
@@ -213,7 +219,7 @@ describe("routines in the web app", () => {
   it("a read_only key sees no run form and no delete, and a delete it posts anyway is refused and deletes nothing", async () => {
     const readOnly = await signedIn((await live.server.service.engine.keys.issue({ role: "read_only" })).key);
     await readOnly.goto(`${live.url}/app/routines/post_note`);
-    expect(await readOnly.getByRole("heading", { name: "Steps of version 1" }).isVisible()).toBe(true);
+    expect(await readOnly.getByRole("heading", { name: "Steps of version 2" }).isVisible()).toBe(true);
     expect(await readOnly.getByRole("button", { name: "Delete" }).count()).toBe(0);
     expect(await readOnly.getByRole("button", { name: "Run", exact: true }).count()).toBe(0);
     const csrf = await readOnly.locator('meta[name="csrf-token"]').getAttribute("content");

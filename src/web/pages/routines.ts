@@ -129,6 +129,7 @@ async function routinePage(
 ): Promise<Html> {
   const { latest } = routine;
   const runs = await engine.routines.runs(principal, routine.name, 10);
+  const accounts = new Map((await engine.accounts.list(principal)).map((account) => [account.id, account.username]));
   const versions = routine.versions ?? [latest];
   const canAct = may(principal, "act");
   return page({
@@ -152,6 +153,7 @@ async function routinePage(
       empty: "It has not run yet.",
       columns: [
         { title: "Action", cell: (action) => html`<a href="/app/actions/${action.id}">${action.id}</a>` },
+        { title: "Account", cell: (action) => accounts.get(action.account_id) ?? "(removed account)" },
         { title: "Status", cell: (action) => status(action.status) },
         { title: "Version", cell: (action) => String(action.params.version ?? "") },
         { title: "Created", cell: (action) => time(action.created_at) },
