@@ -10,6 +10,7 @@ import { accountRoutes } from "./pages/accounts.js";
 import { actionRoutes } from "./pages/actions.js";
 import { creditRoutes } from "./pages/credits.js";
 import { keyRoutes } from "./pages/keys.js";
+import { routineRoutes } from "./pages/routines.js";
 import { signInRoutes } from "./pages/sign-in.js";
 import { eventRoutes } from "./live.js";
 import { eventPages } from "./pages/events.js";
@@ -41,6 +42,7 @@ export function mountWebApp(app: Hono, options: WebOptions & { logger: Logger })
   web.use("*", requireSession(options));
   web.get("/", (c) => c.redirect("/app/actions", 303));
   actionRoutes(web, engine);
+  routineRoutes(web, engine);
   accountRoutes(web, engine);
   creditRoutes(web, engine);
   keyRoutes(web, engine);

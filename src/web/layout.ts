@@ -16,10 +16,11 @@ export interface Viewer {
   managesKeys: boolean;
 }
 
-export type Section = "actions" | "accounts" | "credits" | "keys" | "webhooks" | "feedback";
+export type Section = "actions" | "routines" | "accounts" | "credits" | "keys" | "webhooks" | "feedback";
 
 const SECTIONS: { id: Section; title: string; href: string }[] = [
   { id: "actions", title: "Actions", href: "/app/actions" },
+  { id: "routines", title: "Routines", href: "/app/routines" },
   { id: "accounts", title: "Accounts", href: "/app/accounts" },
   { id: "credits", title: "Credits", href: "/app/credits" },
   { id: "keys", title: "API keys", href: "/app/keys" },

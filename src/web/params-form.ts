@@ -16,6 +16,8 @@ interface Schema {
   anyOf?: Schema[];
   oneOf?: Schema[];
   items?: Schema;
+  /** A secret (a routine's password param): typed in a password input, never sent back into the form. */
+  writeOnly?: boolean;
 }
 
 /** One input of the run form, from one property of the params schema. */
@@ -23,7 +25,7 @@ interface ParamField {
   name: string;
   schema: Schema;
   required: boolean;
-  kind: "text" | "long_text" | "url" | "number" | "boolean" | "choice" | "json";
+  kind: "text" | "long_text" | "url" | "number" | "boolean" | "choice" | "json" | "secret";
 }
 
 /** Form field names are `p.<name>`, so a param never collides with the form's own fields. */
@@ -48,6 +50,7 @@ export function paramFields(schema: Schema): { fields: ParamField[]; alternative
 }
 
 function kindOf(schema: Schema): ParamField["kind"] {
+  if (schema.writeOnly === true && schema.type === "string") return "secret";
   if (schema.enum) return "choice";
   if (schema.type === "boolean") return "boolean";
   if (schema.type === "integer" || schema.type === "number") return "number";
@@ -78,18 +81,20 @@ function input(item: ParamField, value: string, error: string | undefined): Html
             ? html`<select ${common}>${(item.schema.enum ?? []).map((option) => html`<option${String(option) === value ? html` selected` : ""}>${String(option)}</option>`)}</select>`
             : item.kind === "long_text" || item.kind === "json"
               ? html`<textarea ${common} rows="${item.kind === "json" ? 8 : 4}"${item.schema.maxLength ? html` maxlength="${item.schema.maxLength}"` : ""}>${value}</textarea>`
-              : html`<input type="${item.kind === "number" ? "number" : item.kind === "url" ? "url" : "text"}" ${common} value="${value}"${
+              : item.kind === "secret"
+                ? html`<input type="password" ${common} autocomplete="off"${item.schema.maxLength ? html` maxlength="${item.schema.maxLength}"` : ""}>`
+                : html`<input type="${item.kind === "number" ? "number" : item.kind === "url" ? "url" : "text"}" ${common} value="${value}"${
                   item.schema.maxLength ? html` maxlength="${item.schema.maxLength}"` : ""
-                }${item.schema.minimum !== undefined ? html` min="${item.schema.minimum}"` : ""}${item.schema.maximum !== undefined ? html` max="${item.schema.maximum}"` : ""}>`
+                }${item.schema.type === "number" ? html` step="any"` : ""}${item.schema.minimum !== undefined ? html` min="${item.schema.minimum}"` : ""}${item.schema.maximum !== undefined ? html` max="${item.schema.maximum}"` : ""}>`
         }`;
   return html`<div class="field">${control}
 ${hint ? html`<p class="note" id="${id}-hint">${hint}</p>` : ""}
 ${error ? html`<p class="field-error" id="${id}-error">${error}</p>` : ""}</div>`;
 }
 
-/** The submitted values of the params fields, by param name (to refill the form). */
+/** The submitted values of the params fields, by param name (to refill the form); a secret is never sent back. */
 export function submittedValues(schema: Schema, get: (name: string) => string): Record<string, string> {
-  return Object.fromEntries(paramFields(schema).fields.map((item) => [item.name, get(PREFIX + item.name)]));
+  return Object.fromEntries(paramFields(schema).fields.map((item) => [item.name, item.kind === "secret" ? "" : get(PREFIX + item.name)]));
 }
 
 /**

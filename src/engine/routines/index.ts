@@ -1,6 +1,8 @@
 /** Routines (DESIGN §14): saved, versioned steps an agent taught, run as the routine action type. */
 import type { Principal } from "../../domain/keys.js";
 import type { CreateRoutine, UpdateRoutine } from "../../domain/routines.js";
+import type { ActionRecord } from "../../store/records.js";
+import { requirePermission } from "../access/index.js";
 import type { EngineCore } from "../core.js";
 import { saveRoutineFromAction, type SaveRoutine } from "./from-action.js";
 import { deleteRoutine, getRoutine, listRoutines, saveVersion, updateRoutine, type Routine } from "./routines.js";
@@ -26,6 +28,11 @@ export class Routines {
   }
   delete(principal: Principal, name: string): Promise<void> {
     return deleteRoutine(this.core, principal, name);
+  }
+  /** The newest actions that ran the routine (of the accounts the key may see), newest first. */
+  async runs(principal: Principal, name: string, limit: number): Promise<ActionRecord[]> {
+    requirePermission(principal, "read");
+    return this.core.store.actions.list({ workspaceId: principal.workspaceId, accountIds: principal.accountIds, routine: name, limit });
   }
   saveFromAction(principal: Principal, input: SaveRoutine): Promise<Routine> {
     return saveRoutineFromAction(this.core, principal, input);

@@ -35,6 +35,10 @@ export interface ActionFilter {
   accountIds?: readonly string[] | undefined;
   accountId?: string | undefined;
   status?: ActionStatus | undefined;
+  /** Only actions of this type. */
+  type?: string | undefined;
+  /** Only actions of type `routine` that ran this routine (their params' `routine`). */
+  routine?: string | undefined;
   /** Only actions older than this sequence number (cursor pagination, newest first). */
   beforeSeq?: number | undefined;
   limit: number;
@@ -173,6 +177,11 @@ export class ActionRepository {
     let query = this.q.db.selectFrom("actions").selectAll().where("workspace_id", "=", filter.workspaceId).where("type", "!=", CHECK_TYPE);
     if (filter.accountId !== undefined) query = query.where("account_id", "=", filter.accountId);
     if (filter.status !== undefined) query = query.where("status", "=", filter.status);
+    if (filter.type !== undefined) query = query.where("type", "=", filter.type);
+    if (filter.routine !== undefined) {
+      const named = this.q.adapter.dialect === "postgres" ? sql<string>`(params::jsonb ->> 'routine')` : sql<string>`json_extract(params, '$.routine')`;
+      query = query.where("type", "=", "routine").where(named, "=", filter.routine);
+    }
     if (filter.beforeSeq !== undefined) query = query.where("seq", "<", filter.beforeSeq);
     if (filter.accountIds !== undefined) query = query.where("account_id", "in", filter.accountIds);
     const rows = await query.orderBy("seq", "desc").limit(filter.limit).execute();
