@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/engine/logger.js";
 import { runStdioServer } from "../../src/mcp/stdio.js";
 import { TOOLS } from "../../src/mcp/tools/index.js";
-import { ScriptedExecutor, eventually } from "../helpers/scripted-executor.js";
+import { SCRIPTED_PLATFORM, ScriptedExecutor, eventually } from "../helpers/scripted-executor.js";
 import { addAccount, emailCodeConnect, harness, modernRpc, serveMcpHttp } from "./support.js";
 import type { Harness } from "../helpers/harness.js";
 import type { Principal } from "../../src/domain/keys.js";
@@ -20,11 +20,15 @@ afterEach(async () => {
 
 /** A connect that asks for an emailed code until it gets 123456; a post that succeeds. */
 function script(): ScriptedExecutor {
-  return new ScriptedExecutor().on("connect", emailCodeConnect).on("post", async () => ({ post_id: "p1", url: "http://sandbox/p1" }));
+  return new ScriptedExecutor()
+    .on("connect", emailCodeConnect)
+    .on("post", async () => ({ post_id: "p1", url: "http://sandbox/p1" }))
+    .on("browser_steps", async () => ({ extracted: {}, steps: [] }));
 }
 
 async function serve(executor: ScriptedExecutor = script()) {
-  const h = await harness({ executor });
+  // The scripted sandbox with browser_steps too, as every real platform has it (save_routine is saved from one).
+  const h = await harness({ executor, engine: { platforms: [{ ...SCRIPTED_PLATFORM, actions: [...SCRIPTED_PLATFORM.actions, "browser_steps"] }] } });
   const { url } = await serveMcpHttp(h);
   /** One raw 2026-era request, declaring URL-mode elicitation unless told otherwise. */
   const rpc = modernRpc(url, { elicitation: { url: {} } });
@@ -89,6 +93,13 @@ describe("MCP 2026-07-28 over HTTP", () => {
     // A check needs a session to check: the scripted platform signs nobody in, so the account is marked connected here.
     await h.store.accounts.update(accountId, { status: "connected" }, new Date().toISOString());
     expect(await tool("check_account", { account_id: accountId })).toMatchObject({ id: accountId, status: "connected" });
+    // Routines: saved from a browser_steps action that succeeded (its steps name targets by role), listed, deleted.
+    const stepped = await tool("run_action", { account_id: accountId, type: "browser_steps", params: { steps: [{ goto: "/feed" }, { click: { role: "button", name: "Post", exact: true } }] }, wait_seconds: 5 });
+    expect(stepped.status, JSON.stringify(stepped.error)).toBe("succeeded");
+    expect(await tool("save_routine", { platform: "sandbox", name: "press_post", from_action_id: stepped.id })).toMatchObject({ name: "press_post", version: 1 });
+    expect(JSON.stringify(await tool("list_routines", { platform: "sandbox" }))).toContain("press_post");
+    await tool("delete_routine", { name: "press_post" });
+    expect(JSON.stringify(await tool("list_routines", {}))).not.toContain("press_post");
     expect(await tool("remove_account", { account_id: accountId })).toEqual({ removed: true, account_id: accountId });
     expect([...called].sort()).toEqual(TOOLS.map((entry) => entry.name).sort());
   });
