@@ -84,7 +84,7 @@ describe("DokuWiki, a code driver package: loaded from outside the source tree",
     const { json } = await api("GET", "/v1/platforms");
     const platform = json.data.find((entry: { name: string }) => entry.name === PLATFORM);
     expect(platform, JSON.stringify(json.data.map((entry: { name: string }) => entry.name))).toBeDefined();
-    expect(platform.actions.map((action: { type: string }) => action.type).sort()).toEqual(["connect", "lookup_person", "post"]);
+    expect(platform.actions.map((action: { type: string }) => action.type).sort()).toEqual(["browser_steps", "connect", "lookup_person", "post"]);
     const post = platform.actions.find((action: { type: string }) => action.type === "post");
     expect(Object.keys(post.params.properties).sort()).toEqual(["namespace", "summary", "text"]);
   });

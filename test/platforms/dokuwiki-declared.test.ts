@@ -76,7 +76,7 @@ describe("DokuWiki, declared: loaded from its file", () => {
     const { json } = await api("GET", "/v1/platforms");
     const dokuwiki = json.data.find((platform: { name: string }) => platform.name === "dokuwiki");
     expect(dokuwiki, JSON.stringify(json.data.map((platform: { name: string }) => platform.name))).toBeDefined();
-    expect(dokuwiki.actions.map((action: { type: string }) => action.type).sort()).toEqual(["connect", "lookup_person", "post"]);
+    expect(dokuwiki.actions.map((action: { type: string }) => action.type).sort()).toEqual(["browser_steps", "connect", "lookup_person", "post"]);
     const post = dokuwiki.actions.find((action: { type: string }) => action.type === "post");
     expect(Object.keys(post.params.properties).sort()).toEqual(["page", "summary", "text"]);
     // The file's pattern for a page id is the service's validation: a bad id creates no action.

@@ -47,7 +47,7 @@ describe("MediaWiki: sign-in", () => {
   it("is listed with its own params: a post may have a title", async () => {
     const { json } = await live.api("GET", "/v1/platforms");
     const mediawiki = json.data.find((platform: { name: string }) => platform.name === "mediawiki");
-    expect(mediawiki.actions.map((action: { type: string }) => action.type).sort()).toEqual(["connect", "lookup_conversation", "lookup_person", "post", "send_message"]);
+    expect(mediawiki.actions.map((action: { type: string }) => action.type).sort()).toEqual(["browser_steps", "connect", "lookup_conversation", "lookup_person", "post", "send_message"]);
     expect(Object.keys(mediawiki.actions.find((action: { type: string }) => action.type === "post").params.properties)).toEqual(["text", "title", "summary"]);
     const refused = await live.api("POST", "/v1/actions", { account_id: await addAccount(await wikiUser()), type: "post", params: { text: "x", title: "a|b" } });
     expect(refused.status).toBe(422);
