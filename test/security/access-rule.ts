@@ -69,10 +69,31 @@ export const PERMISSION_OF: Readonly<Record<string, Permission>> = {
   top_up_credits: "pay",
   // Like POST /v1/feedback: any key, about an action it may see when it names one.
   send_feedback: "read",
+  // Routines (DESIGN §14): saving, a new version and deleting act; reading reads.
+  "POST /v1/routines": "act",
+  "GET /v1/routines": "read",
+  "GET /v1/routines/{name}": "read",
+  "PUT /v1/routines/{name}": "act",
+  "DELETE /v1/routines/{name}": "act",
+  save_routine: "act",
+  list_routines: "read",
+  delete_routine: "act",
 };
 
-/** Operations that add an account: a key with an allow-list may not (it could not use it). */
-export const ADDS_ACCOUNT: ReadonlySet<string> = new Set(["POST /v1/accounts", "connect_account"]);
+/**
+ * Operations a key with an allow-list may not do, whatever they name (403 before any lookup):
+ * adding an account (it could not use it), and saving, versioning or deleting a routine (a
+ * routine is the whole workspace's: decisions.md, issue 43 D).
+ */
+export const LIMITED_MAY_NOT: ReadonlySet<string> = new Set([
+  "POST /v1/accounts",
+  "connect_account",
+  "POST /v1/routines",
+  "PUT /v1/routines/{name}",
+  "DELETE /v1/routines/{name}",
+  "save_routine",
+  "delete_routine",
+]);
 
 export interface PrincipalSpec {
   name: string;
@@ -116,8 +137,12 @@ export const NO_TARGET: TargetSpec = { name: "none" };
 export interface OperationSpec {
   /** `METHOD /path` of a route, or a tool's name. */
   name: string;
-  /** What the operation names by id: an account, an action, a webhook endpoint (and one of its deliveries), a feedback, or nothing. */
-  aims: "account" | "action" | "webhook" | "feedback" | "nothing";
+  /**
+   * What the operation names: by id an account, an action, a webhook endpoint (and one of its
+   * deliveries), a feedback, a succeeded browser_steps action to save a routine from; by name a
+   * routine; or nothing.
+   */
+  aims: "account" | "action" | "webhook" | "feedback" | "stepsAction" | "routine" | "nothing";
 }
 
 /**
@@ -137,6 +162,10 @@ export interface OperationSpec {
  *   accounts; otherwise 403 in its workspace, 404 outside it. Sending feedback about an action is
  *   held to the action's rule (`action_id` is aimed at like any body id).
  * - The event stream (`GET /v1/events`) names nothing: any key with `read`, filtered to its accounts.
+ * - A routine is the workspace's, not an account's: a limited key may list and read every routine
+ *   of its workspace (and run them on its accounts), but may not save, version or delete one
+ *   (LIMITED_MAY_NOT). Another workspace's routine, or none, is a 404. Saving from an action
+ *   (`save_routine`) needs an action the key may see, which a limited key is refused before.
  *
  * The fixtures' endpoints are made by the workspace's unlimited admin (they reach every account)
  * and their feedback is about the fixture action, so for the limited keys every one is outside the
@@ -152,9 +181,10 @@ export function expectedOutcome(principal: PrincipalSpec, operation: OperationSp
   const permission = PERMISSION_OF[operation.name];
   if (!permission) throw new Error(`no permission is stated for ${operation.name}: add it to PERMISSION_OF`);
   if (!ROLE_GRANTS[principal.role].includes(permission)) return refused("forbidden"); // the role decides, whatever the target
-  if (ADDS_ACCOUNT.has(operation.name) && principal.limited) return refused("forbidden");
+  if (LIMITED_MAY_NOT.has(operation.name) && principal.limited) return refused("forbidden");
   if (operation.aims === "nothing" || target.name === "none") return { ok: true };
   if (target.workspace !== principal.workspace) return refused("not_found"); // another workspace's or nothing: 404, never 403
+  if (operation.aims === "routine") return { ok: true }; // the workspace's: a limited key reads it (it was refused above if it changes it)
   if (principal.limited) return refused("forbidden"); // in the workspace, outside the allow-list
   return { ok: true };
 }

@@ -79,12 +79,16 @@ const actionIds = fc.constantFrom("{{own_action}}", "{{own_action}}", "{{other_a
 const webhookIds = fc.constantFrom("{{own_webhook}}", "{{own_webhook}}", "{{other_webhook}}", "whe_missing000000000000");
 const deliveryIds = fc.constantFrom("{{own_delivery}}", "{{own_delivery}}", "{{other_delivery}}", "dlv_missing000000000000");
 const feedbackIds = fc.constantFrom("{{own_feedback}}", "{{own_feedback}}", "{{other_feedback}}", "fbk_missing000000000000");
-/** What a path's `{id}` names, by its collection. */
-const PATH_IDS: readonly [prefix: string, ids: fc.Arbitrary<string>][] = [
-  ["/v1/accounts/", accountIds],
-  ["/v1/actions/", actionIds],
-  ["/v1/webhooks/", webhookIds],
-  ["/v1/feedback/", feedbackIds],
+/** Actions a routine is saved from (`save_routine`): a succeeded browser_steps action, or not one. */
+const stepsActionIds = fc.constantFrom("{{own_steps_action}}", "{{own_steps_action}}", "{{own_action}}", "{{other_steps_action}}", "act_missing000000000000");
+const routineNames = fc.constantFrom("{{own_routine}}", "{{own_routine}}", "{{other_routine}}", "missing_routine");
+/** What a path's `{id}` (a routine's `{name}`) names, by its collection. */
+const PATH_IDS: readonly [prefix: string, param: "id" | "name", ids: fc.Arbitrary<string>][] = [
+  ["/v1/accounts/", "id", accountIds],
+  ["/v1/actions/", "id", actionIds],
+  ["/v1/webhooks/", "id", webhookIds],
+  ["/v1/feedback/", "id", feedbackIds],
+  ["/v1/routines/", "name", routineNames],
 ];
 /**
  * Webhook URLs: mostly ones the SSRF check and the URL parser must refuse, and loopback's discard
@@ -126,7 +130,7 @@ const idempotencyHeaders = fc.oneof(
 const idempotencyArguments = fc.oneof({ weight: 6, arbitrary: idempotencyHeaders }, { weight: 1, arbitrary: fc.constantFrom("nul\u0000", "line\nbreak", "\ud800") });
 
 const fieldOptions: ArbitraryOptions = {
-  overrides: { account_id: accountIds, action_id: actionIds, idempotency_key: idempotencyArguments, url: webhookUrls },
+  overrides: { account_id: accountIds, action_id: actionIds, from_action_id: stepsActionIds, idempotency_key: idempotencyArguments, url: webhookUrls },
   hostile: hostileValue,
   hostileOneIn: 12,
 };
@@ -207,9 +211,9 @@ function pathOf(route: Route): fc.Arbitrary<string> {
   if (names.length === 0) return fc.constant(route.path);
   const idsFor = (name: string): fc.Arbitrary<string> => {
     if (name === "delivery_id") return deliveryIds;
-    const found = PATH_IDS.find(([prefix]) => route.path.startsWith(prefix));
-    if (name !== "id" || !found) throw new Error(`${route.path}: what does {${name}} name? Add it to PATH_IDS`);
-    return found[1];
+    const found = PATH_IDS.find(([prefix, param]) => route.path.startsWith(prefix) && param === name);
+    if (!found) throw new Error(`${route.path}: what does {${name}} name? Add it to PATH_IDS`);
+    return found[2];
   };
   const segment = (name: string): fc.Arbitrary<string> => fc.oneof({ weight: 5, arbitrary: idsFor(name) }, { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_PATH_IDS) });
   return fc.tuple(...names.map(segment)).map((ids) => names.reduce((path, name, index) => path.replace(`{${name}}`, ids[index]!), route.path));

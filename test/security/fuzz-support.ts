@@ -88,6 +88,10 @@ async function tokensOf(world: World): Promise<Record<string, string>> {
     other_feedback: fresh.other.feedbackId,
     own_event: fresh.own.eventId,
     other_event: fresh.other.eventId,
+    own_steps_action: fresh.own.stepsActionId,
+    other_steps_action: fresh.other.stepsActionId,
+    own_routine: fresh.own.routineName,
+    other_routine: fresh.other.routineName,
     allowed_account: world.allowedAccountId,
     ...Object.fromEntries(Object.entries(world.keys).map(([name, key]) => [`key:${name}`, key])),
   };

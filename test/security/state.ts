@@ -16,6 +16,8 @@ const COUNTED_TABLES = [
   "webhook_deliveries",
   "feedback",
   "failure_screenshots",
+  "routines",
+  "routine_versions",
 ] as const;
 
 /** A cheap picture of the database: row counts, balances, and how many rows this connection has ever written. */

@@ -6,7 +6,8 @@ import { RateLimiter } from "../../src/engine/access/index.js";
 import { listen } from "../../src/main.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { ScriptedExecutor } from "../helpers/scripted-executor.js";
+import { SCRIPTED_PLATFORM, ScriptedExecutor } from "../helpers/scripted-executor.js";
+import { eventually } from "../helpers/wait.js";
 import { readState, type StateSnapshot } from "./state.js";
 import { pausedAtNeedsInput, settled } from "./background.js";
 
@@ -47,6 +48,10 @@ export interface TargetIds {
   feedbackId: string;
   /** The workspace's newest event (a `Last-Event-ID` to resume after). */
   eventId: string;
+  /** A succeeded browser_steps action on `accountId`, to save a routine from (`save_routine`). */
+  stepsActionId: string;
+  /** A routine saved by the workspace's admin (its one step opens the home page). */
+  routineName: string;
 }
 
 /**
@@ -84,18 +89,23 @@ export interface World {
 }
 
 function challengeScriptedExecutor(): ScriptedExecutor {
-  return new ScriptedExecutor().on("connect", async (context) => {
-    if (context.account.username.startsWith(CHALLENGE_PREFIX)) {
-      await context.challenge({ kind: "email_code", message: "We emailed a code to c***@example.com." });
-    }
-    return {};
-  });
+  return new ScriptedExecutor()
+    .on("connect", async (context) => {
+      if (context.account.username.startsWith(CHALLENGE_PREFIX)) {
+        await context.challenge({ kind: "email_code", message: "We emailed a code to c***@example.com." });
+      }
+      return {};
+    })
+    // What a browser_steps run records of its steps (nothing matched twice): enough to save a routine from.
+    .on("browser_steps", async () => ({ steps: [{ index: 0, path: "/" }] }));
 }
 
 export async function createWorld(): Promise<World> {
   const h = await createHarness({
     executor: challengeScriptedExecutor(),
     engine: {
+      // The scripted platform runs browser_steps too: routines are saved from them.
+      platforms: [{ ...SCRIPTED_PLATFORM, actions: [...SCRIPTED_PLATFORM.actions, "browser_steps"] }],
       // Every fixture pauses an action at needs_input; plenty of slots and credits keep runs independent of order.
       maxConcurrent: 100_000,
       maxPaused: 100_000,
@@ -152,8 +162,12 @@ export async function createWorld(): Promise<World> {
     h.clock.advance(1);
     await h.store.transaction(async () => h.store.feedback.saveScreenshot(actionId, TINY_PNG, h.clock.now().toISOString()));
     const feedbackId = (await h.engine.feedback.send(principal, { message: `fixture feedback ${++serial}`, action_id: actionId })).id;
+    const stepsActionId = (await h.engine.createAction(principal, { account_id: accountId, type: "browser_steps", params: { steps: [{ goto: "/" }] } })).id;
+    await eventually(async () => (await h.store.actions.get(stepsActionId))?.status === "succeeded", { what: `fixture browser_steps action ${stepsActionId} to succeed` });
+    const routineName = `fixture_${++serial}_${principal.workspaceId === ownAdmin.workspaceId ? "own" : "other"}`;
+    await h.engine.routines.create(principal, { platform: "sandbox", name: routineName, description: "Opens the home page.", params: { type: "object", properties: {} }, steps: [{ goto: "/" }] });
     const eventId = (await h.store.events.newest(principal.workspaceId))!.id;
-    return { accountId, actionId, actionAccountId, webhookId, deliveryId, feedbackId, eventId };
+    return { accountId, actionId, actionAccountId, webhookId, deliveryId, feedbackId, eventId, stepsActionId, routineName };
   }
 
   /**

@@ -5,7 +5,8 @@ import { ListRoutinesQuery, presentRoutine } from "../../engine/routines/index.j
 import { defineRoute } from "../route.js";
 import { errorResponses } from "./common.js";
 
-const NameParams = z.strictObject({ name: RoutineName });
+/** A name to look up: any shape that names no routine is a 404, as an id is (DESIGN §5); only saving checks its shape. */
+const NameParams = z.strictObject({ name: z.string().min(1).max(200).describe(RoutineName.description ?? "") });
 
 export const routineRoutes = [
   defineRoute({

@@ -2,9 +2,9 @@ import { z } from "zod";
 import { AppError } from "../../domain/errors.js";
 import type { Principal } from "../../domain/keys.js";
 import { ARIA_ROLES, RoutineName, type Locator, type RoutineParamsSchema, type RoutineStep } from "../../domain/routines.js";
-import { visibleAction } from "../access/index.js";
+import { requirePermission, visibleAction } from "../access/index.js";
 import type { EngineCore } from "../core.js";
-import { saveVersion, type Routine } from "./routines.js";
+import { refuseLimited, saveVersion, type Routine } from "./routines.js";
 
 const ParamFromValue = z.union([
   z.string().min(1).max(10_000),
@@ -101,6 +101,9 @@ function parameterisedLocator(locator: Locator, values: readonly { name: string;
  * secret's value is never stored), then saved as any routine is (a new version when the name exists).
  */
 export async function saveRoutineFromAction(core: EngineCore, principal: Principal, input: SaveRoutine): Promise<Routine> {
+  // Role and allow-list first, as saveVersion checks them: a refused key learns nothing of the action.
+  requirePermission(principal, "act");
+  refuseLimited(principal);
   const action = await visibleAction(core.store, principal, input.from_action_id);
   if (action.type !== "browser_steps" || action.status !== "succeeded") {
     throw refuse(`Action ${action.id} is a ${action.status} ${action.type} action; a routine is saved from a succeeded browser_steps action.`);

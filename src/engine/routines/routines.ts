@@ -55,6 +55,17 @@ function notFound(name: string): AppError {
   return new AppError("not_found", `No routine named "${name}" in this workspace; list them with GET /v1/routines (MCP: list_routines).`, { routine: name });
 }
 
+/**
+ * Routines are the workspace's, shared by every key: a key limited to some accounts may read and
+ * run them (on its accounts) but not save, version or delete one (docs/decisions.md, issue 43 D),
+ * as it may not add accounts. Checked before anything is looked up: the same 403 whatever the name.
+ */
+export function refuseLimited(principal: Principal): void {
+  if (principal.accountIds) {
+    throw new AppError("forbidden", "A key limited to some accounts may not save, change or delete routines: they are shared by the whole workspace.");
+  }
+}
+
 /** Refuses steps that name a param the schema lacks, put a secret where it would show, or leave the platform. */
 function checkSteps(input: Pick<CreateRoutine, "params" | "steps">): void {
   const problems = routineProblems(input.params, input.steps);
@@ -68,6 +79,7 @@ function checkSteps(input: Pick<CreateRoutine, "params" | "steps">): void {
 /** Writes the next version of a name (the first when new); `create` refuses a live name. */
 export async function saveVersion(core: EngineCore, principal: Principal, input: NewVersion, mode: "create" | "put" | "save"): Promise<Routine> {
   requirePermission(principal, "act");
+  refuseLimited(principal);
   if (!core.platforms.some((platform) => platform.name === input.platform)) {
     throw new AppError("invalid_request", `Unknown platform "${input.platform}".`, { platforms: core.platforms.map((platform) => platform.name) });
   }
@@ -107,6 +119,7 @@ export async function saveVersion(core: EngineCore, principal: Principal, input:
 /** `PUT /v1/routines/{name}`: a new version of a live routine, on its own platform. */
 export async function updateRoutine(core: EngineCore, principal: Principal, name: string, input: UpdateRoutine): Promise<Routine> {
   requirePermission(principal, "act");
+  refuseLimited(principal);
   const current = await getRoutine(core, principal, name);
   return saveVersion(core, principal, { ...input, name, platform: current.platform, description: input.description ?? current.latest.description }, "put");
 }
@@ -137,6 +150,7 @@ export async function listRoutines(core: EngineCore, principal: Principal, platf
 /** Deletes the name; its versions stay, so the actions that ran them stay readable. */
 export async function deleteRoutine(core: EngineCore, principal: Principal, name: string): Promise<void> {
   requirePermission(principal, "act");
+  refuseLimited(principal);
   if (!(await core.store.routines.delete(principal.workspaceId, name, core.lifecycle.now()))) throw notFound(name);
 }
 

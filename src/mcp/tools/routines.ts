@@ -46,7 +46,8 @@ export const routineTools = [
     name: "delete_routine",
     title: "Delete a routine",
     description: "Deletes a routine: it can no longer run. Its versions are kept for the actions that ran them; saving the name again continues its version numbers.",
-    input: z.strictObject({ name: RoutineName }),
+    // Any shape that names no routine is not_found, as an id is (DESIGN §5).
+    input: z.strictObject({ name: z.string().min(1).max(200).describe(RoutineName.description ?? "") }),
     output: z.object({ deleted: z.literal(true), name: z.string() }),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     async handle({ name }, { engine, principal }) {
