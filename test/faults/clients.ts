@@ -134,6 +134,29 @@ export class Clients {
     );
   }
 
+  /**
+   * An account warm on `label`: one of `accounts` whose last action ran there, or else a new one
+   * signed in through `label` alone. Under load another coordinator may claim an account's first
+   * post before the one it was created through does, and an account's later actions stay where it
+   * is warm (DESIGN §11): a measure that needs `label` to hold work must not leave that to chance.
+   */
+  async warmOn(accounts: { handle: string; id: string }[], label: string): Promise<{ handle: string; id: string }> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const ids = accounts.map((account) => `'${account.id.replaceAll("'", "''")}'`).join(", ");
+      const rows = await this.fleet.store.all<{ account_id: string; runner_id: string | null }>(
+        `SELECT DISTINCT ON (account_id) account_id, runner_id FROM actions WHERE account_id IN (${ids}) ORDER BY account_id, created_at DESC, id DESC`,
+      );
+      const warm = rows.find((row) => row.runner_id !== null && this.fleet.runners.get(row.runner_id) === label);
+      if (warm) return accounts.find((account) => account.id === warm.account_id)!;
+      const [fresh] = await this.fleet.accounts(1);
+      await this.follow(await this.create({ account: fresh!, via: [label], keyed: true }), [label], Date.now() + 120_000);
+      // The fleet reads the runners table every 200 ms: the new action's runner is known by then.
+      await sleep(400);
+      accounts = [fresh!];
+    }
+    throw new Error(`no account warm on ${label} after 5 sign-ins through it`);
+  }
+
   /** Posts acknowledged (the client holds an id). */
   get acknowledged(): Tracked[] {
     return this.posts.filter((tracked) => tracked.id);

@@ -17,6 +17,9 @@ describe("kill -9 of a coordinator at a commit point", () => {
       const clients = new Clients(fleet);
       const accounts = await fleet.accounts(4);
       await clients.signIn(accounts, ["A", "B", "C"]);
+      // C must hold an account's work for a post of its to pass the commit point.
+      const onC = await clients.warmOn(accounts, "C");
+      if (!accounts.includes(onC)) accounts.push(onC);
       // Each form POST answers 1.5 s late: a wide window past the commit point.
       await slowPlatform(fleet, 1_500);
       let loading = true;
