@@ -1,10 +1,11 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright";
+import { chromium, type Browser } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
 import { loadPlatformFile } from "../../src/platforms/declared/index.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { clickThrough, signedInPage } from "../helpers/web-app.js";
 
 // The web app and the live browser with a declared driver (examples/drivers/sandbox.platform.json),
 // as a person uses them: an account of the declared platform added in the app, its emailed code
@@ -27,19 +28,10 @@ afterAll(async () => {
   await live?.close();
 });
 
-async function signedIn(): Promise<Page> {
-  const page = await (await person.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-  await page.goto(`${live.url}/app`);
-  await page.getByLabel("API key").fill(live.key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/app\/actions$/);
-  return page;
-}
-
 describe("a declared platform in the web app", () => {
   it("is offered when adding an account; its emailed code is typed in the action page's answer box; a post runs from the form built from its params", async () => {
     const handle = await live.user("email");
-    const page = await signedIn();
+    const page = await signedInPage(person, live.url, live.key);
     await page.getByRole("link", { name: "Accounts" }).click();
     await page.getByLabel("Platform").selectOption({ label: "Sandbox Social (declared)" });
     await page.getByLabel("Sign-in name").fill(handle);
@@ -72,7 +64,7 @@ describe("a declared platform in the web app", () => {
   it("a captcha is solved in the live browser opened from the action page", async () => {
     const handle = await live.user("captcha");
     const accountId = await live.account(handle, { platform: PLATFORM });
-    const page = await signedIn();
+    const page = await signedInPage(person, live.url, live.key);
     await page.goto(`${live.url}/app/accounts/${accountId}`);
     await page.getByRole("button", { name: "Connect" }).click();
     await page.waitForURL(/\/app\/actions\/act_/);
@@ -84,18 +76,11 @@ describe("a declared platform in the web app", () => {
     const word = /showing an? (\S+)/.exec(await view.locator("#message").innerText())![1]!;
     // The account's own page, as the live view shows it: each matching tile clicked through the view.
     const accountPage = live.server.executor.pages.get(actionId)!;
-    const viewport = accountPage.viewportSize()!;
-    const screen = view.locator("#screen");
-    const clickThrough = async (target: ReturnType<Page["getByRole"]>): Promise<void> => {
-      const box = (await target.boundingBox())!;
-      const shown = (await screen.boundingBox())!;
-      await screen.click({ position: { x: ((box.x + box.width / 2) / viewport.width) * shown.width, y: ((box.y + box.height / 2) / viewport.height) * shown.height } });
-    };
     for (const tile of await accountPage.getByRole("button", { name: word, exact: true }).all()) {
-      await clickThrough(tile);
+      await clickThrough(view, accountPage, tile);
       await expect.poll(() => tile.getAttribute("aria-pressed")).toBe("true");
     }
-    await clickThrough(accountPage.getByRole("button", { name: "Verify", exact: true }));
+    await clickThrough(view, accountPage, accountPage.getByRole("button", { name: "Verify", exact: true }));
     await expect.poll(() => page.locator("h2#state-title .status").innerText(), { timeout: 30_000 }).toBe("succeeded");
     expect((await live.api("GET", `/v1/accounts/${accountId}`)).json).toMatchObject({ platform: PLATFORM, status: "connected" });
     await page.context().close();

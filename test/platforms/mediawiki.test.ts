@@ -2,6 +2,7 @@ import type { Browser, Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkOnce } from "../helpers/checks.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { clickThrough } from "../helpers/web-app.js";
 import { launchChromium } from "./support/browser.js";
 import { CAPTCHA_ANSWER, CAPTCHA_QUESTION, CAROL, CAROL_USER_PAGE_TEXT, startMediaWiki, totpCode, type MediaWiki } from "./support/mediawiki.js";
 
@@ -231,13 +232,4 @@ async function openLive(url: string): Promise<Page> {
   await page.goto(url);
   await page.locator("#screen").waitFor({ state: "visible" });
   return page;
-}
-
-/** Clicks, through the live view, where an element of the account's page is. */
-async function clickThrough(view: Page, accountPage: Page, target: ReturnType<Page["locator"]>): Promise<void> {
-  const box = (await target.boundingBox())!;
-  const viewport = accountPage.viewportSize()!;
-  const screen = view.locator("#screen");
-  const shown = (await screen.boundingBox())!;
-  await screen.click({ position: { x: ((box.x + box.width / 2) / viewport.width) * shown.width, y: ((box.y + box.height / 2) / viewport.height) * shown.height } });
 }

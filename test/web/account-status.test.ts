@@ -1,9 +1,10 @@
 import { AxeBuilder } from "@axe-core/playwright";
 import { mkdirSync } from "node:fs";
-import { chromium, type Browser, type Page } from "playwright";
+import { chromium, type Browser } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { signedInPage } from "../helpers/web-app.js";
 
 // An account's status in the web app (DESIGN §16): a person checks its sign-in from its page and
 // the page shows what the check found, in real Chromium against a real service and the sandbox.
@@ -21,21 +22,12 @@ afterAll(async () => {
   await live?.close();
 });
 
-async function signedIn(device: { viewport: { width: number; height: number }; isMobile?: boolean }): Promise<Page> {
-  const page = await (await person.newContext(device)).newPage();
-  await page.goto(`${live.url}/app`);
-  await page.getByLabel("API key").fill(live.key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/app\/actions$/);
-  return page;
-}
-
 describe("account status in the web app", () => {
   it("Check the sign-in now shows what the check found: blocked, with its reason, on the account's page and in the list", async () => {
     const handle = await live.user("none");
     const accountId = await live.account(handle);
     expect(await live.run(accountId, "connect")).toMatchObject({ status: "succeeded" });
-    const page = await signedIn({ viewport: { width: 1280, height: 900 } });
+    const page = await signedInPage(person, live.url, live.key, { device: { viewport: { width: 1280, height: 900 } } });
     await page.goto(`${live.url}/app/accounts/${accountId}`);
     await expect.poll(() => page.getByRole("heading", { name: /Status: connected/ }).count()).toBe(1);
     const checkedBefore = (await live.api("GET", `/v1/accounts/${accountId}`)).json.checked_at;
@@ -61,7 +53,7 @@ describe("account status in the web app", () => {
 
   it("an account never signed in has no check button", async () => {
     const accountId = await live.account(await live.user("none"));
-    const page = await signedIn({ viewport: { width: 390, height: 844 }, isMobile: true });
+    const page = await signedInPage(person, live.url, live.key, { device: { viewport: { width: 390, height: 844 }, isMobile: true } });
     await page.goto(`${live.url}/app/accounts/${accountId}`);
     await page.getByRole("heading", { name: /Status: new/ }).waitFor();
     expect(await page.getByRole("button", { name: "Check the sign-in now" }).count()).toBe(0);

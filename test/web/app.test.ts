@@ -1,15 +1,12 @@
-import { AxeBuilder } from "@axe-core/playwright";
 import { mkdirSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from "playwright";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { clickThrough, DESKTOP, PHONE, seriousViolations, signedInPage } from "../helpers/web-app.js";
 
 // The web app as a person uses it: real Chromium (desktop and phone) against a real service,
 // real SQLite and the real sandbox platform.
-
-const DESKTOP = { viewport: { width: 1280, height: 860 } };
-const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
 
 let live: LiveService;
 let person: Browser;
@@ -24,42 +21,11 @@ afterAll(async () => {
   await live?.close();
 });
 
-async function signedIn(key: string, device = DESKTOP): Promise<Page> {
-  const context = await person.newContext(device);
-  const page = await context.newPage();
-  await page.goto(`${live.url}/app`);
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/app\/actions$/);
-  return page;
-}
-
-/**
- * Every serious or critical accessibility violation on the page (axe-core). The app's pages have
- * no frames, so axe runs in the page itself (`axe.run`, its "legacy" mode): its frame-by-frame
- * run would finish in a blank page opened for each scan, twice the scan's time for the same result.
- */
-async function seriousViolations(page: Page): Promise<string[]> {
-  expect(page.frames(), `${page.url()} has frames: scan it frame by frame (leave out setLegacyMode)`).toHaveLength(1);
-  const results = await new AxeBuilder({ page }).setLegacyMode(true).analyze();
-  return results.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical").map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
-}
-
 /** Everything the browser keeps for the page: storage of both kinds, script-visible cookies, and every cookie value. */
 async function browserStorage(page: Page): Promise<string> {
   const inPage = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }));
   const cookies = await page.context().cookies();
   return inPage + JSON.stringify(cookies);
-}
-
-/** Clicks, through the live view, where an element of the account's page is. */
-async function clickThrough(view: Page, accountPage: Page, target: Locator): Promise<void> {
-  const box = (await target.boundingBox())!;
-  const viewport = accountPage.viewportSize()!;
-  const screen = view.locator("#screen");
-  await screen.waitFor({ state: "visible" });
-  const shown = (await screen.boundingBox())!;
-  await screen.click({ position: { x: ((box.x + box.width / 2) / viewport.width) * shown.width, y: ((box.y + box.height / 2) / viewport.height) * shown.height } });
 }
 
 async function addAccount(page: Page, username: string): Promise<string> {
@@ -78,7 +44,7 @@ async function addAccount(page: Page, username: string): Promise<string> {
 describe("signing in and out", () => {
   for (const [name, device] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
     it(`on a ${name}: the key never reaches browser storage, and signing out ends the session`, async () => {
-      const page = await signedIn(live.key, device);
+      const page = await signedInPage(person, live.url, live.key, { device });
       await expect.poll(() => page.getByRole("heading", { name: "Actions" }).isVisible()).toBe(true);
       for (const path of ["/app/accounts", "/app/credits", "/app/keys", "/app/actions/new"]) {
         await page.goto(live.url + path);
@@ -100,7 +66,7 @@ describe("signing in and out", () => {
 
 describe("another site cannot act with a person's session", () => {
   it("a form on another site (cross-site or same-site on another port) that posts to the app is refused and adds nothing", async () => {
-    const page = await signedIn(live.key);
+    const page = await signedInPage(person, live.url, live.key);
     const before = (await live.api("GET", "/v1/accounts")).json.data.length;
     const servicePort = new URL(live.url).port;
     const attack = `<form id="f" method="post" action="${live.url}/app/accounts"><input name="platform" value="sandbox"><input name="username" value="mallory"><input name="password" value="x"></form><script>document.getElementById("f").submit()</script>`;
@@ -121,7 +87,7 @@ describe("another site cannot act with a person's session", () => {
 describe("accounts and actions", () => {
   it("an account is added and connected through an emailed code typed in the action page's answer box", async () => {
     const handle = await live.user("email");
-    const page = await signedIn(live.key);
+    const page = await signedInPage(person, live.url, live.key);
     const accountId = await addAccount(page, handle);
     await expect.poll(() => page.getByRole("status").first().innerText()).toContain("Account added.");
     await page.getByRole("button", { name: "Connect" }).click();
@@ -144,7 +110,7 @@ describe("accounts and actions", () => {
   it("on a phone: a post is run from the form built from the action reference, and the page shows it finish", async () => {
     const handle = await live.user("none");
     const accountId = await live.account(handle);
-    const page = await signedIn(live.key, PHONE);
+    const page = await signedInPage(person, live.url, live.key, { device: PHONE });
     await page.getByRole("link", { name: "Run an action" }).tap();
     await page.getByLabel("Account", { exact: true }).selectOption(accountId);
     await page.waitForURL(new RegExp(`account_id=${accountId}`));
@@ -164,7 +130,7 @@ describe("accounts and actions", () => {
 
   it("a captcha is solved in the live browser opened from the action page, which then shows the action succeed", async () => {
     const accountId = await live.account("frank");
-    const page = await signedIn(live.key);
+    const page = await signedInPage(person, live.url, live.key);
     await page.goto(`${live.url}/app/accounts/${accountId}`);
     await page.getByRole("button", { name: "Connect" }).click();
     await page.waitForURL(/\/app\/actions\/act_/);
@@ -222,7 +188,7 @@ describe("every page, for people and their tools", () => {
         expect(await seriousViolations(signIn), `sign-in on a ${name}`).toEqual([]);
         await signIn.screenshot({ path: `test-artifacts/web-sign-in-${name}.png`, fullPage: true });
         await context.close();
-        const page = await signedIn(live.key, device);
+        const page = await signedInPage(person, live.url, live.key, { device });
         expect(await tour(page, name, { account: accountId, action: action.id }), `on a ${name}`).toEqual(clean);
         await page.keyboard.press("Tab");
         expect(await page.evaluate(() => document.activeElement?.textContent), `on a ${name}`).toBe("Skip to content");

@@ -4,12 +4,10 @@ import { chromium, type Browser, type Page } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { PHONE, signedInPage } from "../helpers/web-app.js";
 
 // The account page's inbox (DESIGN §15) in real Chromium against a real service whose SMTP
 // listener the sandbox mails its codes to.
-
-const DESKTOP = { viewport: { width: 1280, height: 860 } };
-const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
 
 let live: LiveService;
 let person: Browser;
@@ -23,18 +21,6 @@ afterAll(async () => {
   await person?.close();
   await live?.close();
 });
-
-/** A signed-in page whose context may read and write the clipboard (as a person's browser asks to). */
-async function signedIn(key: string, device = DESKTOP): Promise<Page> {
-  const context = await person.newContext(device);
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: live.url });
-  const page = await context.newPage();
-  await page.goto(`${live.url}/app`);
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/app\/actions$/);
-  return page;
-}
 
 /**
  * Every accessibility violation axe finds: serious or critical ones on the whole page, any at all
@@ -67,7 +53,7 @@ describe("the account page's inbox", () => {
     const unused = `Nothing to see here ${handle}`;
     expect((await live.api("POST", `/v1/accounts/${accountId}/messages`, { channel: "sms", text: unused })).status).toBe(202);
 
-    const page = await signedIn(live.key);
+    const page = await signedInPage(person, live.url, live.key, { clipboard: true });
     await page.goto(`${live.url}/app/accounts/${accountId}`);
     expect(await page.getByLabel("E-mail address").inputValue()).toBe(inbox.email);
     expect(await page.getByLabel("SMS URL").inputValue()).toBe(inbox.sms_url);
@@ -112,7 +98,7 @@ describe("the account page's inbox", () => {
     expect((await fetch(inbox.sms_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "code 123456" }) })).status).toBe(404);
     await page.context().close();
 
-    const phone = await signedIn(live.key, PHONE);
+    const phone = await signedInPage(person, live.url, live.key, { device: PHONE, clipboard: true });
     await phone.goto(`${live.url}/app/accounts/${accountId}`);
     await phone.screenshot({ path: "/tmp/web-inbox-admin-phone.png", fullPage: true });
     expect(await violations(phone)).toEqual([]);
@@ -123,7 +109,7 @@ describe("the account page's inbox", () => {
     const { accountId, inbox } = await live.inboxUser("sms");
     expect((await live.api("POST", `/v1/accounts/${accountId}/messages`, { channel: "sms", text: "Your code is 918273" })).status).toBe(202);
     const operator = await live.server.service.engine.keys.issue({ role: "operator" });
-    const page = await signedIn(operator.key);
+    const page = await signedInPage(person, live.url, operator.key, { clipboard: true });
     await page.goto(`${live.url}/app/accounts/${accountId}`);
     expect(await page.getByLabel("E-mail address").inputValue()).toBe(inbox.email);
     expect(await page.getByLabel("SMS URL").inputValue()).toBe(inbox.sms_url);
@@ -140,7 +126,7 @@ describe("the account page's inbox", () => {
     expect((await live.api("GET", `/v1/accounts/${accountId}`)).json.inbox).toEqual(inbox);
     await page.context().close();
 
-    const readOnly = await signedIn((await live.server.service.engine.keys.issue({ role: "read_only" })).key);
+    const readOnly = await signedInPage(person, live.url, (await live.server.service.engine.keys.issue({ role: "read_only" })).key, { clipboard: true });
     await readOnly.goto(`${live.url}/app/accounts/${accountId}`);
     expect(await readOnly.getByRole("heading", { name: "Inbox" }).count()).toBe(0);
     expect(await readOnly.content()).not.toContain(inbox.sms_url);
