@@ -1,11 +1,7 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, restClient, startServe, type ServeProcess } from "../helpers/processes.js";
-import { eventually } from "../helpers/wait.js";
 import { BOB, CAROL, READ_ONLY_NAMESPACE, startDokuWiki, type DokuWiki } from "./support/dokuwiki.js";
+import { driverCheck, servePlatform, type CheckReport, type PlatformService } from "./support/service.js";
 
 // A code driver package kept outside the service, as a user writes one: examples/drivers/dokuwiki-journal,
 // loaded by a real `serve` process (dist/cli.js: `npm run build` first) through ACTION_SERVICE_DRIVERS,
@@ -17,57 +13,21 @@ const DRIVER = "examples/drivers/dokuwiki-journal";
 const PLATFORM = "dokuwiki-journal";
 
 let wiki: DokuWiki;
-let service: ServeProcess;
-let dataDir: string;
-let api: ReturnType<typeof restClient>;
+let platform: PlatformService;
+let api: PlatformService["api"];
+let addAccount: PlatformService["addAccount"];
+let succeeded: PlatformService["succeeded"];
+let failed: PlatformService["failed"];
 
 beforeAll(async () => {
   wiki = await startDokuWiki();
-  dataDir = mkdtempSync(join(tmpdir(), "action-service-dokuwiki-code-"));
-  service = await startServe({
-    dataDir,
-    // No sandbox runs here: the wiki is the platform under test.
-    sandboxUrl: "http://127.0.0.1:9",
-    env: { ACTION_SERVICE_DRIVERS: DRIVER, ACTION_SERVICE_PLATFORMS: `${PLATFORM}=${wiki.url}` },
-  });
-  api = restClient(() => service.url, service.firstKey!);
+  platform = await servePlatform({ drivers: DRIVER, platform: PLATFORM, url: wiki.url });
+  ({ api, addAccount, succeeded, failed } = platform);
 }, 180_000);
 afterAll(async () => {
-  await service?.stop();
+  await platform?.stop();
   await wiki?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function addAccount(username: string, password: string): Promise<string> {
-  const created = await api("POST", "/v1/accounts", { platform: PLATFORM, username, password });
-  expect(created.status, JSON.stringify(created.json)).toBe(201);
-  return created.json.id;
-}
-
-/** Runs an action through REST and waits until it ends (or pauses, which no DokuWiki sign-in should). */
-async function run(accountId: string, type: string, params: Record<string, unknown> = {}): Promise<any> {
-  const created = await api("POST", "/v1/actions", { account_id: accountId, type, params });
-  expect(created.status, JSON.stringify(created.json)).toBeLessThan(300);
-  return eventually(
-    async () => {
-      const action = (await api("GET", `/v1/actions/${created.json.id}?wait=10`)).json;
-      return ["succeeded", "failed", "canceled", "needs_input"].includes(action.status) ? action : undefined;
-    },
-    { what: `the ${type} to end`, timeoutMs: 100_000, everyMs: 200 },
-  );
-}
-
-async function succeeded(accountId: string, type: string, params: Record<string, unknown> = {}): Promise<any> {
-  const action = await run(accountId, type, params);
-  expect(action.status, JSON.stringify(action.error ?? action.challenge)).toBe("succeeded");
-  return action;
-}
-
-async function failed(accountId: string, type: string, params: Record<string, unknown> = {}): Promise<{ code: string; message: string }> {
-  const action = await run(accountId, type, params);
-  expect(action.status, JSON.stringify(action.result ?? action.challenge)).toBe("failed");
-  return action.error;
-}
 
 /** A word no other test's text starts with, so each test's page ids are its own. */
 let words = 0;
@@ -171,7 +131,7 @@ describe("DokuWiki, a code driver package: actions", () => {
 
 describe("DokuWiki, a code driver package: driver check", () => {
   it("finds every page state the package declares on the live wiki, signed in as Bob", async () => {
-    const passed = await driverCheck(BOB.password);
+    const passed = await driverCheck({ driver: DRIVER, url: wiki.url, username: BOB.name, password: BOB.password, cwd: ROOT });
     expect(passed.code, passed.stdout + passed.stderr).toBe(0);
     const report = JSON.parse(passed.stdout) as CheckReport;
     expect(report.ok).toBe(true);
@@ -183,23 +143,3 @@ describe("DokuWiki, a code driver package: driver check", () => {
     expect(passed.stdout + passed.stderr).not.toContain(BOB.password);
   });
 });
-
-/** What `driver check --json` prints. */
-interface CheckReport { ok: boolean; checks: { name: string; outcome: string; message: string }[] }
-
-/** `action-service driver check examples/drivers/dokuwiki-journal --url … --username bob --json`, from the repository's root, the password from the environment. */
-function driverCheck(password: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, "driver", "check", DRIVER, "--url", wiki.url, "--username", BOB.name, "--json"], {
-      cwd: ROOT,
-      env: { ...process.env, ACTION_SERVICE_CHECK_PASSWORD: password, ACTION_SERVICE_LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}

@@ -1,11 +1,8 @@
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI, restClient, startServe, type ServeProcess } from "../helpers/processes.js";
 import { eventually } from "../helpers/wait.js";
 import { BOB, CAROL, READ_ONLY_NAMESPACE, startDokuWiki, type DokuWiki } from "./support/dokuwiki.js";
+import { driverCheck, servePlatform, type CheckReport, type PlatformService } from "./support/service.js";
 
 // A platform no built-in driver covers, DokuWiki (Debian's package, PHP's server), driven only by
 // the declared file a user would write: examples/drivers/dokuwiki.platform.json, loaded by a real
@@ -15,57 +12,21 @@ import { BOB, CAROL, READ_ONLY_NAMESPACE, startDokuWiki, type DokuWiki } from ".
 const PLATFORM_FILE = join(import.meta.dirname, "..", "..", "examples", "drivers", "dokuwiki.platform.json");
 
 let wiki: DokuWiki;
-let service: ServeProcess;
-let dataDir: string;
-let api: ReturnType<typeof restClient>;
+let platform: PlatformService;
+let api: PlatformService["api"];
+let addAccount: PlatformService["addAccount"];
+let succeeded: PlatformService["succeeded"];
+let failed: PlatformService["failed"];
 
 beforeAll(async () => {
   wiki = await startDokuWiki();
-  dataDir = mkdtempSync(join(tmpdir(), "action-service-dokuwiki-declared-"));
-  service = await startServe({
-    dataDir,
-    // No sandbox runs here: the declared wiki is the platform under test.
-    sandboxUrl: "http://127.0.0.1:9",
-    env: { ACTION_SERVICE_DRIVERS: PLATFORM_FILE, ACTION_SERVICE_PLATFORMS: `dokuwiki=${wiki.url}` },
-  });
-  api = restClient(() => service.url, service.firstKey!);
+  platform = await servePlatform({ drivers: PLATFORM_FILE, platform: "dokuwiki", url: wiki.url });
+  ({ api, addAccount, succeeded, failed } = platform);
 }, 180_000);
 afterAll(async () => {
-  await service?.stop();
+  await platform?.stop();
   await wiki?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
-
-async function addAccount(username: string, password: string): Promise<string> {
-  const created = await api("POST", "/v1/accounts", { platform: "dokuwiki", username, password });
-  expect(created.status, JSON.stringify(created.json)).toBe(201);
-  return created.json.id;
-}
-
-/** Runs an action through REST and waits until it ends (or pauses, which no DokuWiki sign-in should). */
-async function run(accountId: string, type: string, params: Record<string, unknown> = {}): Promise<any> {
-  const created = await api("POST", "/v1/actions", { account_id: accountId, type, params });
-  expect(created.status, JSON.stringify(created.json)).toBeLessThan(300);
-  return eventually(
-    async () => {
-      const action = (await api("GET", `/v1/actions/${created.json.id}?wait=10`)).json;
-      return ["succeeded", "failed", "canceled", "needs_input"].includes(action.status) ? action : undefined;
-    },
-    { what: `the ${type} to end`, timeoutMs: 100_000, everyMs: 200 },
-  );
-}
-
-async function succeeded(accountId: string, type: string, params: Record<string, unknown> = {}): Promise<any> {
-  const action = await run(accountId, type, params);
-  expect(action.status, JSON.stringify(action.error ?? action.challenge)).toBe("succeeded");
-  return action;
-}
-
-async function failed(accountId: string, type: string, params: Record<string, unknown> = {}): Promise<{ code: string; message: string }> {
-  const action = await run(accountId, type, params);
-  expect(action.status, JSON.stringify(action.result ?? action.challenge)).toBe("failed");
-  return action.error;
-}
 
 /** A page id no other test uses. */
 let pages = 0;
@@ -194,7 +155,7 @@ describe("DokuWiki, declared: actions", () => {
 
 describe("DokuWiki, declared: driver check", () => {
   it("finds every page state the file declares on the live wiki, signed in as Bob; a wrong password fails it as login_failed", async () => {
-    const passed = await driverCheck(BOB.password);
+    const passed = await driverCheck({ driver: PLATFORM_FILE, url: wiki.url, username: BOB.name, password: BOB.password });
     expect(passed.code, passed.stdout + passed.stderr).toBe(0);
     const report = JSON.parse(passed.stdout) as CheckReport;
     expect(report.ok).toBe(true);
@@ -205,7 +166,7 @@ describe("DokuWiki, declared: driver check", () => {
     expect(report.checks.filter((check) => check.name.startsWith("failures[")).map((check) => check.outcome)).toEqual(Array(5).fill("not_shown"));
     expect(passed.stdout + passed.stderr).not.toContain(BOB.password);
 
-    const refused = await driverCheck("not-the-password");
+    const refused = await driverCheck({ driver: PLATFORM_FILE, url: wiki.url, username: BOB.name, password: "not-the-password" });
     expect(refused.code, refused.stdout + refused.stderr).toBe(1);
     const refusedReport = JSON.parse(refused.stdout) as CheckReport;
     expect(refusedReport.ok).toBe(false);
@@ -214,22 +175,3 @@ describe("DokuWiki, declared: driver check", () => {
     expect(refused.stdout + refused.stderr).not.toContain("not-the-password");
   });
 });
-
-/** What `driver check --json` prints. */
-interface CheckReport { ok: boolean; checks: { name: string; outcome: string; message: string }[] }
-
-/** `action-service driver check examples/drivers/dokuwiki.platform.json --url … --username bob --json`, the password from the environment. */
-function driverCheck(password: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, "driver", "check", PLATFORM_FILE, "--url", wiki.url, "--username", BOB.name, "--json"], {
-      env: { ...process.env, ACTION_SERVICE_CHECK_PASSWORD: password, ACTION_SERVICE_LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once("error", reject);
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}

@@ -25,11 +25,10 @@
  *   saved because it contains blocked text (spam)." over the edit form when the text matches
  *   `wordblock.conf`.
  */
-import { appendFileSync, closeSync, cpSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { spawn } from "node:child_process";
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
-import { freePort, killGroupOnExit, killProcessGroup, runCommand, treeRssMiB, waitUntil } from "./processes.js";
+import { freePort, killProcessGroup, runCommand, startPhpServer, treeRssMiB } from "./processes.js";
 
 export const DOKUWIKI_ROOT = "/usr/share/dokuwiki";
 const PACKAGE_CONF = "/etc/dokuwiki";
@@ -138,16 +137,6 @@ export async function startDokuWiki(): Promise<DokuWiki> {
     await writePage("start", "====== Test Wiki ======\n\nA wiki the action service's tests write to.\n");
     await writePage("user:carol", CAROL_USER_PAGE, CAROL.name);
 
-    const log = join(dir, "server.log");
-    const logFd = openSync(log, "a");
-    const server = spawn("php", [...php, "-S", `127.0.0.1:${port}`, "-t", DOKUWIKI_ROOT], {
-      cwd: dir,
-      env: { ...process.env, PHP_CLI_SERVER_WORKERS: "4" },
-      detached: true,
-      stdio: ["ignore", logFd, logFd],
-    });
-    closeSync(logFd);
-    killGroupOnExit(server);
     const pageText = async (id: string): Promise<string | undefined> => {
       const response = await fetch(`${url}/doku.php?${new URLSearchParams({ id, do: "export_raw" })}`);
       if (!response.ok) throw new Error(`export_raw of ${id} answered ${response.status}`);
@@ -155,17 +144,7 @@ export async function startDokuWiki(): Promise<DokuWiki> {
       const text = await response.text();
       return response.headers.get("content-type")?.startsWith("text/plain") ? text : undefined;
     };
-    try {
-      await waitUntil(async () => (await pageText("start")) !== undefined, {
-        child: server,
-        timeoutMs: 20_000,
-        what: "php -S",
-        describe: () => readFileSync(log, "utf8").slice(-2_000),
-      });
-    } catch (error) {
-      await killProcessGroup(server);
-      throw error;
-    }
+    const server = await startPhpServer({ port, root: DOKUWIKI_ROOT, dir, phpArgs: php, ready: async () => (await pageText("start")) !== undefined });
 
     let stopped: Promise<void> | undefined;
     return {

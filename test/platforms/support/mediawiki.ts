@@ -21,12 +21,11 @@
  * - After another user posts on your talk page, every page shows `.usermessage`: "You have a new
  *   message (last change)." until you visit it.
  */
-import { appendFileSync, closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { spawn } from "node:child_process";
+import { appendFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Secret, TOTP } from "otpauth";
-import { freePort, killGroupOnExit, killProcessGroup, runCommand, treeRssMiB, waitUntil } from "./processes.js";
+import { freePort, killProcessGroup, runCommand, startPhpServer, treeRssMiB } from "./processes.js";
 
 export const MEDIAWIKI_ROOT = "/usr/share/mediawiki";
 export const CAPTCHA_QUESTION = 'Type the word "probe" backwards:';
@@ -118,16 +117,6 @@ export async function startMediaWiki(options: MediaWikiOptions = {}): Promise<Me
     await createUser(CAROL.name, CAROL.password);
     await editPage("User:Carol", `${CAROL_USER_PAGE_TEXT}\n`, CAROL.name);
 
-    const log = join(dir, "server.log");
-    const logFd = openSync(log, "a");
-    const server = spawn("php", ["-S", `127.0.0.1:${port}`, "-t", "/var/lib/mediawiki"], {
-      cwd: dir,
-      env: { ...env, PHP_CLI_SERVER_WORKERS: "4" },
-      detached: true,
-      stdio: ["ignore", logFd, logFd],
-    });
-    closeSync(logFd);
-    killGroupOnExit(server);
     const api = async (params: Record<string, string>) => {
       const response = await fetch(`${url}/api.php?${new URLSearchParams({ ...params, format: "json" })}`);
       if (!response.ok) throw new Error(`api.php ${JSON.stringify(params)} answered ${response.status}`);
@@ -135,17 +124,7 @@ export async function startMediaWiki(options: MediaWikiOptions = {}): Promise<Me
       if (body.error) throw new Error(`api.php ${JSON.stringify(params)}: ${body.error.code}: ${body.error.info}`);
       return body;
     };
-    try {
-      await waitUntil(() => api({ action: "query", meta: "siteinfo" }).then(() => true), {
-        child: server,
-        timeoutMs: 20_000,
-        what: "php -S",
-        describe: () => readFileSync(log, "utf8").slice(-2_000),
-      });
-    } catch (error) {
-      await killProcessGroup(server);
-      throw error;
-    }
+    const server = await startPhpServer({ port, root: "/var/lib/mediawiki", dir, env, ready: () => api({ action: "query", meta: "siteinfo" }).then(() => true) });
 
     let stopped: Promise<void> | undefined;
     return {

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { eventually } from "../../helpers/wait.js";
 
 export { freePort } from "../../helpers/processes.js";
@@ -74,6 +76,31 @@ export async function waitUntil(probe: () => Promise<boolean>, options: { child:
   } catch (error) {
     throw new Error(`${error instanceof Error ? error.message : String(error)}:\n${options.describe()}`);
   }
+}
+
+/**
+ * PHP's own server (`php -S`, four workers) on 127.0.0.1:`port` serving `root`, run in `dir`
+ * with its output in `dir`/server.log, ended with this process (`killGroupOnExit`). Resolves once
+ * `ready` says it serves; a server that exits or never answers is ended and its log's tail thrown.
+ */
+export async function startPhpServer(options: { port: number; root: string; dir: string; phpArgs?: readonly string[]; env?: NodeJS.ProcessEnv; ready: () => Promise<boolean> }): Promise<ChildProcess> {
+  const log = join(options.dir, "server.log");
+  const logFd = openSync(log, "a");
+  const server = spawn("php", [...(options.phpArgs ?? []), "-S", `127.0.0.1:${options.port}`, "-t", options.root], {
+    cwd: options.dir,
+    env: { ...(options.env ?? process.env), PHP_CLI_SERVER_WORKERS: "4" },
+    detached: true,
+    stdio: ["ignore", logFd, logFd],
+  });
+  closeSync(logFd);
+  killGroupOnExit(server);
+  try {
+    await waitUntil(options.ready, { child: server, timeoutMs: 20_000, what: "php -S", describe: () => readFileSync(log, "utf8").slice(-2_000) });
+  } catch (error) {
+    await killProcessGroup(server);
+    throw error;
+  }
+  return server;
 }
 
 /** Resident memory of a process and its descendants, in MiB (Linux /proc; undefined elsewhere). */
