@@ -54,7 +54,7 @@ function bioSteps(form: { field: string; button: string }, bio: string) {
 }
 
 describe("an agent teaches the service a task once over MCP", () => {
-  it("looks, acts, saves a routine, has it replayed for another account, and repairs it from the snapshot of a redesigned page", async () => {
+  it("looks, acts, saves a routine, has it replayed for another account, and repairs it from the snapshot of a redesigned page", { timeout: 240_000 }, async () => {
     const teacher = await live.account(await live.user("none"));
     const learner = await live.account(await live.user("none"));
 

@@ -15,4 +15,4 @@ it("the demo runs every step, ending with credits bought with x402 on the devnet
   expect(output).toMatch(/Credits left: (\d+)/);
   const left = Number(/Credits left: (\d+)/.exec(output)![1]);
   expect(output).toMatch(new RegExp(`200: credited 50, balance ${left + 50}, settled in transaction 0x[0-9a-f]{64}`));
-}, 120_000);
+}, 240_000);

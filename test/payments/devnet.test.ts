@@ -45,4 +45,4 @@ it("x402-devnet prints the service configuration and the payer's key, serves the
     child.kill("SIGTERM");
   }
   expect(await exited).toBe(0);
-}, 60_000);
+}, 120_000);

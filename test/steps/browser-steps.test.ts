@@ -113,7 +113,7 @@ describe("snapshots and dry runs", () => {
 });
 
 describe("a step that cannot be done", () => {
-  it("fails ui_changed with the step's index, path and a snapshot showing the new wording, without what was typed or the password — in REST and in MCP's text and structured content", async () => {
+  it("fails ui_changed with the step's index, path and a snapshot showing the new wording, without what was typed or the password — in REST and in MCP's text and structured content", { timeout: 120_000 }, async () => {
     const { handle, accountId } = await connected();
     expect(await live.sandboxApi("POST", "/_sandbox/settings", { profile_reworded: true })).toMatchObject({ profile_reworded: true });
     const typed = `Typed by the agent ${handle} ${PASSWORD}`;
