@@ -2,7 +2,6 @@ import { z } from "zod";
 import { AppError } from "../../domain/errors.js";
 import type { Principal } from "../../domain/keys.js";
 import {
-  REDACTED,
   RoutineActionParams,
   extractionsOf,
   type PublicRoutine,
@@ -15,6 +14,7 @@ import {
   type RoutineVersion,
   type UpdateRoutine,
 } from "../../domain/routines.js";
+import { withholdSecrets, type SecretValues } from "../../domain/secret-params.js";
 import type { RoutineRecord, RoutineVersionRecord } from "../../store/index.js";
 import type { AccountRecord } from "../../store/records.js";
 import { requirePermission } from "../access/index.js";
@@ -154,10 +154,10 @@ export async function deleteRoutine(core: EngineCore, principal: Principal, name
   if (!(await core.store.routines.delete(principal.workspaceId, name, core.lifecycle.now()))) throw notFound(name);
 }
 
-/** A routine action's params at create: the version it will run, its params with secrets shown as "[secret]", and the secrets to seal. */
+/** A routine action's params at create: the version it will run, its params with secrets shown as "[secret]", and the secrets to seal (by path). */
 export interface ResolvedRoutineParams {
   params: Record<string, unknown>;
-  secrets: Record<string, unknown>;
+  secrets: SecretValues;
 }
 
 /**
@@ -187,14 +187,10 @@ export async function resolveRoutineParams(core: EngineCore, principal: Principa
       issues: parsed.error.issues.map((issue) => ({ path: ["params", "params", ...issue.path].join("."), message: issue.message })),
     });
   }
-  const secrets: Record<string, unknown> = {};
-  const shown: Record<string, unknown> = { ...parsed.data };
-  for (const name of secretParams(schema)) {
-    if (shown[name] === undefined) continue;
-    secrets[name] = shown[name];
-    shown[name] = REDACTED;
-  }
-  return { params: { routine: input.routine, params: shown, version }, secrets };
+  return withholdSecrets(
+    { routine: input.routine, params: parsed.data, version },
+    secretParams(schema).map((name) => `params.${name}`),
+  );
 }
 
 /** The routine's public JSON (DESIGN §14): its latest version, and its versions when read alone. */
