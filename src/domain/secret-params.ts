@@ -60,3 +60,13 @@ export function mayHoldSecrets(type: string, params: Readonly<Record<string, unk
   if (type === "routine") return true;
   return type === "browser_steps" && browserStepSecretPaths(params).length > 0;
 }
+
+/**
+ * The places an action's params show "[secret]" for a sealed value: each is asked for again before
+ * the params are sent once more (the web app's "Run it again"), never resent as the placeholder.
+ */
+export function redactedPaths(type: string, params: Readonly<Record<string, unknown>>): string[] {
+  if (type === "browser_steps") return browserStepSecretPaths(params);
+  if (type !== "routine" || typeof params.params !== "object" || params.params === null) return [];
+  return Object.entries(params.params as Record<string, unknown>).flatMap(([name, value]) => (value === REDACTED ? [`params.${name}`] : []));
+}
