@@ -17,7 +17,7 @@ import {
 import { withholdSecrets, type SecretValues } from "../../domain/secret-params.js";
 import type { RoutineRecord, RoutineVersionRecord } from "../../store/index.js";
 import type { AccountRecord } from "../../store/records.js";
-import { requirePermission } from "../access/index.js";
+import { allows, requirePermission } from "../access/index.js";
 import type { EngineCore } from "../core.js";
 
 /** A routine as its store rows hold it, parsed. */
@@ -129,7 +129,25 @@ export async function getRoutine(core: EngineCore, principal: Principal, name: s
   requirePermission(principal, "read");
   const record = await core.store.routines.get(principal.workspaceId, name);
   if (!record || record.deleted_at !== undefined) throw notFound(name);
-  return routineOf(core, record, withVersions);
+  const [routine] = await withSourcesSeen(core, principal, [await routineOf(core, record, withVersions)]);
+  return routine!;
+}
+
+/**
+ * The routines as the key may read them: a version's `from_action_id` only when the key may read
+ * that action (a key limited to some accounts does not learn of another account's action, as it
+ * is refused the action itself), else absent. One look at the actions for the whole page.
+ */
+async function withSourcesSeen(core: EngineCore, principal: Principal, routines: Routine[]): Promise<Routine[]> {
+  if (principal.accountIds === undefined) return routines;
+  const versionsOf = (routine: Routine): RoutineVersion[] => [routine.latest, ...(routine.versions ?? [])];
+  const ids = [...new Set(routines.flatMap(versionsOf).flatMap((version) => (version.from_action_id ? [version.from_action_id] : [])))];
+  const owners = await core.store.actions.accountsOf(ids);
+  const seen = (version: RoutineVersion): RoutineVersion => {
+    const owner = version.from_action_id === undefined ? undefined : owners.get(version.from_action_id);
+    return owner && owner.workspace_id === principal.workspaceId && allows(principal, owner.account_id) ? version : { ...version, from_action_id: undefined };
+  };
+  return routines.map((routine) => ({ ...routine, latest: seen(routine.latest), ...(routine.versions ? { versions: routine.versions.map(seen) } : {}) }));
 }
 
 async function routineOf(core: EngineCore, record: RoutineRecord, withVersions: boolean): Promise<Routine> {
@@ -144,7 +162,7 @@ async function routineOf(core: EngineCore, record: RoutineRecord, withVersions: 
 export async function listRoutines(core: EngineCore, principal: Principal, platform?: string): Promise<Routine[]> {
   requirePermission(principal, "read");
   const records = await core.store.routines.list(principal.workspaceId, platform);
-  return Promise.all(records.map((record) => routineOf(core, record, false)));
+  return withSourcesSeen(core, principal, await Promise.all(records.map((record) => routineOf(core, record, false))));
 }
 
 /** Deletes the name; its versions stay, so the actions that ran them stay readable. */

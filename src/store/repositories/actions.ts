@@ -401,6 +401,13 @@ export class ActionRepository {
     return new Map(rows.map((row) => [row.id, row.status as ActionStatus]));
   }
 
+  /** The account of each of some actions, by id (whether a key limited to some accounts may see them). */
+  async accountsOf(ids: readonly string[]): Promise<Map<string, { workspace_id: string; account_id: string }>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.q.db.selectFrom("actions").select(["id", "workspace_id", "account_id"]).where("id", "in", ids).execute();
+    return new Map(rows.map((row) => [row.id, { workspace_id: row.workspace_id, account_id: row.account_id }]));
+  }
+
   /** What a queued action waits behind on its account: the action running or paused there, else an older queued one. */
   async aheadOf(action: { id: string; account_id: string; seq: number }): Promise<ActionRecord | undefined> {
     const row = await this.q.db
