@@ -161,8 +161,14 @@ async function routineOf(core: EngineCore, record: RoutineRecord, withVersions: 
 
 export async function listRoutines(core: EngineCore, principal: Principal, platform?: string): Promise<Routine[]> {
   requirePermission(principal, "read");
-  const records = await core.store.routines.list(principal.workspaceId, platform);
-  return withSourcesSeen(core, principal, await Promise.all(records.map((record) => routineOf(core, record, false))));
+  // Two statements for the whole list (the names, their latest versions), not one per routine.
+  const [records, latest] = await Promise.all([core.store.routines.list(principal.workspaceId, platform), core.store.routines.latestVersions(principal.workspaceId, platform)]);
+  const latestOf = new Map(latest.map((row) => [row.name, row]));
+  const routines = records.flatMap((record) => {
+    const version = latestOf.get(record.name);
+    return version ? [{ name: record.name, platform: record.platform, latest: parsedVersion(version), created_at: record.created_at, updated_at: record.updated_at }] : [];
+  });
+  return withSourcesSeen(core, principal, routines);
 }
 
 /** Deletes the name; its versions stay, so the actions that ran them stay readable. */
