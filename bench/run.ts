@@ -26,12 +26,14 @@
  * (l′) actions/s with 3 coordinators ÷ 1, all on one shared browser server (BENCH_ONLY=l2).
  * (p) the coordination ceiling: trivial actions/s with 1, 2, 3 coordinators on PostgreSQL and on SQLite.
  * (q) a post through the declared sandbox driver (a platform file) ÷ through the built-in sandbox driver.
+ * (r) a routine doing what the built-in post does ÷ the built-in post (median, p90); a ui_changed snapshot's size.
  * BENCH_ONLY=a,e runs a subset (b′ is b2; j2 is (j) with our agent in the 2026-07-28 era).
  * BENCH_DATABASE=postgres runs (a)–(d), (g) and (m) with the service's store on a throw-away PostgreSQL.
  */
 import { startLiveService, type LiveService } from "../test/helpers/live-service.js";
 import { coordinatorScaling } from "./coordinators.js";
 import { declaredPostRatio } from "./declared.js";
+import { routineFigures } from "./routines.js";
 import { eventLoad } from "./event-load.js";
 import type { CeilingRun } from "./ceiling.js";
 import { fleetFigures } from "./fleet-figures.js";
@@ -175,7 +177,7 @@ async function readPathOf(live: LiveService): ReturnType<typeof readPath> {
   return readPath(live, action.id);
 }
 
-const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,m,q,e,f,k,n,o,b2,h,i,j,j2").split(",").map((part) => part.trim()));
+const ONLY = new Set((process.env.BENCH_ONLY ?? "a,b,c,d,g,m,q,r,e,f,k,n,o,b2,h,i,j,j2").split(",").map((part) => part.trim()));
 
 const STORE_NAMES = { sqlite: "SQLite", postgres: "PostgreSQL" } as const;
 
@@ -237,6 +239,14 @@ async function main(): Promise<void> {
   if (ONLY.has("q")) {
     const q = await declaredPostRatio();
     report(["(q) post on a warm account, declared sandbox driver ÷ built-in sandbox driver (median, alternating rounds)", `${q.declared.toFixed(0)} ms ÷ ${q.builtIn.toFixed(0)} ms = ${q.ratio.toFixed(3)}`, "≤ 1.05"]);
+  }
+  if (ONLY.has("r")) {
+    const r = await routineFigures();
+    report([
+      "(r) post on a warm account as a routine ÷ the built-in post (median, alternating rounds; p90 beside); a ui_changed snapshot of the profile page",
+      `${r.routine.median.toFixed(0)} ms ÷ ${r.builtIn.median.toFixed(0)} ms = ${r.ratio.toFixed(3)} (p90 ${r.routine.p90.toFixed(0)} ms ÷ ${r.builtIn.p90.toFixed(0)} ms); snapshot ${r.snapshotBytes} bytes`,
+      "≤ 1.1; report",
+    ]);
   }
   if (ONLY.has("l")) {
     const l = await coordinatorScaling();

@@ -137,8 +137,7 @@ export function secretParams(schema: RoutineParamsSchema): string[] {
     .map(([name]) => name);
 }
 
-/** What an action's stored params show in a secret's place. */
-export const REDACTED = "[secret]";
+export { REDACTED } from "./secret-params.js";
 
 /** The validator of a routine's params, from its JSON Schema: no param it does not name. */
 export function routineParamsValidator(schema: RoutineParamsSchema): z.ZodType<Record<string, unknown>> {

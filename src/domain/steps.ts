@@ -153,7 +153,14 @@ export const BrowserStepJson = z.union([
       .describe("Open a path of the platform (`/settings`) or a URL of its address."),
   }),
   z.strictObject({ click: TargetJson }),
-  z.strictObject({ fill: TargetJson, value: z.string().max(10_000) }),
+  z.strictObject({
+    fill: TargetJson,
+    value: z.string().max(10_000),
+    secret: z
+      .literal(true)
+      .optional()
+      .describe('The value is a secret (a password, a code): sealed for the run, shown as "[secret]" wherever the action is read, never kept; save_routine makes it a secret param.'),
+  }),
   z.strictObject({ press: z.string().min(1).max(50).describe("A key, e.g. `Enter`."), on: TargetJson.optional(), selector: selector.optional().describe("Kept for older clients: `on`.") }),
   z.strictObject({ wait_for: TargetJson, timeout_ms: z.int().min(0).max(30_000).optional() }),
   z.strictObject({ extract_text: TargetJson, as: z.string().min(1).max(100).describe("Key of the text in `extracted`.") }),

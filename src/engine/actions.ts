@@ -4,6 +4,7 @@ import { isAnswerableByApi } from "../domain/challenges.js";
 import type { AnsweredBy } from "../domain/inbox.js";
 import { ActionFailure, AppError } from "../domain/errors.js";
 import { jsonValueTooDeep } from "../domain/json.js";
+import { browserStepSecretPaths, withholdSecrets } from "../domain/secret-params.js";
 import { freeFormObject } from "../domain/public.js";
 import type { Principal } from "../domain/keys.js";
 import { ACTION_STATUSES, isTerminal, type ActionStatus } from "../domain/status.js";
@@ -68,6 +69,8 @@ export async function authorizeCreate(
   const params = validateParams(input, core.platforms.find((platform) => platform.name === account.platform));
   // A routine's own params are checked against its saved schema, and the version it will run recorded.
   if (input.type === "routine") return { account, ...(await resolveRoutineParams(core, principal, account, params)) };
+  // A fill marked secret is typed, never stored: the action's params show "[secret]" in its place.
+  if (input.type === "browser_steps") return { account, ...withholdSecrets(params, browserStepSecretPaths(params)) };
   return { account, params };
 }
 
@@ -139,7 +142,8 @@ export async function insertAction(core: EngineCore, principal: Principal, input
     await store.actions.update(id, { status: "failed", error_code: short.code, error_message: short.message, held: false, finished_at: now }, now);
     created = (await store.actions.get(id))!;
   }
-  // Sealed beside the action, which shows "[secret]" in their place; only one that will run keeps them.
+  // Sealed beside the action, which shows "[secret]" in their place; only one that will run keeps them
+  // (a routine's secret params and a browser_steps fill marked secret alike: domain/secret-params.ts).
   if (secrets && Object.keys(secrets).length > 0 && created.status === "queued") await store.routines.putSecretParams(id, secrets);
   // The record as written is the one announced and recorded: no read of it again.
   await recordActionEvent(store, id, now, created);

@@ -3,6 +3,7 @@ import { isCharged } from "../../domain/credits.js";
 import type { AnsweredBy } from "../../domain/inbox.js";
 import { ACTION_ERRORS, type ActionErrorCode } from "../../domain/errors.js";
 import { isTerminal, transition, type ActionStatus } from "../../domain/status.js";
+import { mayHoldSecrets } from "../../domain/secret-params.js";
 import type { Store } from "../../store/index.js";
 import type { ActionRecord, ChallengeState } from "../../store/records.js";
 import type { Clock } from "../clock.js";
@@ -289,8 +290,8 @@ export class Lifecycle {
         heldBack = await recordPaceOutcome(this.store, action, failure, this.clock.now());
       }
       for (const id of heldBack) await recordActionEvent(this.store, id, now);
-      // A routine's secret params are kept only while it may still run (DESIGN §14).
-      if (action.type === "routine") await this.store.routines.dropSecretParams(actionId);
+      // Secret params are kept only while the action may still run (DESIGN §14).
+      if (mayHoldSecrets(action.type, action.params)) await this.store.routines.dropSecretParams(actionId);
       // A browser that never started is not a final answer: the same key may run it again.
       if (code === "browser_unavailable") await this.store.idempotency.forgetAction(actionId);
       await recordActionEvent(this.store, actionId, now);

@@ -1,5 +1,6 @@
 import { ActionFailure } from "../../domain/errors.js";
 import { CHECK_TYPE } from "../../domain/health.js";
+import { mayHoldSecrets, restoreSecrets } from "../../domain/secret-params.js";
 import type { Store } from "../../store/index.js";
 import { retryWhileBusy } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
@@ -33,7 +34,10 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
     store.accounts.getSecret(accountId, "totp_secret"),
     store.accounts.getSecret(accountId, "session"),
   ]);
-  const routine = action.type === "routine" ? await routineRunOf(store, action) : undefined;
+  // Its secret params (sealed at create, DESIGN §14), put back for this run only: the record stays redacted.
+  const secrets = mayHoldSecrets(action.type, action.params) ? await store.routines.secretParams(action.id) : {};
+  const whole: ActionRecord = { ...action, params: restoreSecrets(action.params, secrets) };
+  const routine = action.type === "routine" ? await routineRunOf(store, whole, secrets) : undefined;
   // Fenced (DESIGN §11): a run whose action moved on, or whose runner's lease lapsed, writes nothing.
   const write = <T>(work: (store: Store) => Promise<T>): Promise<T> =>
     retryWhileBusy(() =>
@@ -43,7 +47,7 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
       }),
     );
   return {
-    action,
+    action: whole,
     account,
     ...(routine ? { routine } : {}),
     signal: hooks.signal,

@@ -13,6 +13,11 @@ const ParamFromValue = z.union([
     description: z.string().max(500).optional(),
     secret: z.boolean().optional().describe("A secret (a password, a code): never stored; the routine asks for it at each run."),
   }),
+  z.strictObject({
+    step: z.int().min(0).max(49).describe("The index (from 0) of a fill step whose whole value becomes the param: how a fill marked secret, whose value was never kept, is named."),
+    description: z.string().max(500).optional(),
+    secret: z.boolean().optional().describe("A secret; a fill marked secret always makes one."),
+  }),
 ]);
 
 /** `save_routine`'s request (DESIGN §6): the steps of a succeeded browser_steps action, with values named as params. */
@@ -23,7 +28,9 @@ export const SaveRoutineInput = z.strictObject({
   params: z
     .record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/), ParamFromValue)
     .default({})
-    .describe('Which values typed in those steps become params, by name: {"bio": "Hello there"} or {"password": {"value": "…", "secret": true}}. Every place the value appears becomes {{name}}.'),
+    .describe(
+      'Which values typed in those steps become params, by name: {"bio": "Hello there"} (every place the value appears becomes {{bio}}), or a fill step\'s whole value by its index: {"password": {"step": 3, "secret": true}} — the way to name a fill marked secret.',
+    ),
   description: z.string().max(1_000).optional().describe("What the routine does, for the agent choosing it."),
 });
 export type SaveRoutine = z.output<typeof SaveRoutineInput>;
@@ -111,7 +118,13 @@ export async function saveRoutineFromAction(core: EngineCore, principal: Princip
   if (action.platform !== input.platform) throw refuse(`Action ${action.id} ran on ${action.platform}, not ${input.platform}.`);
   const given = (action.params as { steps: Record<string, unknown>[] }).steps;
   const records = ((action.result as { steps?: StepRecord[] } | undefined)?.steps ?? []) as StepRecord[];
-  const values = Object.entries(input.params).map(([name, param]) => ({ name, value: typeof param === "string" ? param : param.value }));
+  const values = Object.entries(input.params).flatMap(([name, param]) => (typeof param === "string" ? [{ name, value: param }] : "value" in param ? [{ name, value: param.value }] : []));
+  // Params naming a fill step's whole value, by its index; a fill marked secret is named only so.
+  const byStep = new Map(Object.entries(input.params).flatMap(([name, param]) => (typeof param === "object" && "step" in param ? [[param.step, name] as const] : [])));
+  const secretSteps = new Set<string>();
+  for (const [index, name] of byStep) {
+    if (!(given[index] && "fill" in given[index])) throw refuse(`The param ${name} names step ${index}, which is not a fill step of action ${action.id}; name a fill step by its index (from 0).`);
+  }
   const used = new Set<string>();
   const steps: RoutineStep[] = [];
   given.forEach((step, index) => {
@@ -129,7 +142,18 @@ export async function saveRoutineFromAction(core: EngineCore, principal: Princip
     const key = LOCATOR_KEYS.find((candidate) => candidate in step);
     if (!key) throw refuse(`Step ${index + 1} is not one a routine can replay.`, index);
     const locator = parameterisedLocator(locatorOf(step[key], record, index), values, used);
-    if (key === "fill") steps.push({ fill: locator, value: parameterised(String(step.value), values, false, used) });
+    if (key === "fill") {
+      const named = byStep.get(index);
+      if (named !== undefined) {
+        used.add(named);
+        if (step.secret === true) secretSteps.add(named);
+        return void steps.push({ fill: locator, value: `{{${named}}}` });
+      }
+      if (step.secret === true) {
+        throw refuse(`Step ${index + 1} typed a secret (secret: true), whose value was never kept: name it as a secret param, e.g. {"password": {"step": ${index}, "secret": true}}.`, index);
+      }
+      steps.push({ fill: locator, value: parameterised(String(step.value), values, false, used) });
+    }
     else if (key === "click") steps.push({ click: locator });
     else if (key === "wait_for") steps.push({ wait_for: locator, ...(typeof step.timeout_ms === "number" ? { timeout_ms: step.timeout_ms } : {}) });
     else steps.push({ extract_text: locator, as: String(step.as) });
@@ -141,7 +165,11 @@ export async function saveRoutineFromAction(core: EngineCore, principal: Princip
     properties: Object.fromEntries(
       Object.entries(input.params).map(([name, param]) => [
         name,
-        { type: "string" as const, ...(typeof param === "object" && param.description ? { description: param.description } : {}), ...(typeof param === "object" && param.secret ? { writeOnly: true } : {}) },
+        {
+          type: "string" as const,
+          ...(typeof param === "object" && param.description ? { description: param.description } : {}),
+          ...((typeof param === "object" && param.secret) || secretSteps.has(name) ? { writeOnly: true } : {}),
+        },
       ]),
     ),
     required: Object.keys(input.params),

@@ -34,6 +34,11 @@ export class Routines {
     requirePermission(principal, "read");
     return this.core.store.actions.list({ workspaceId: principal.workspaceId, accountIds: principal.accountIds, routine: name, limit });
   }
+  /** The newest action that ran each of these routines (of the accounts the key may see), by name: one statement for a page. */
+  async lastRuns(principal: Principal, names: readonly string[]): Promise<Map<string, ActionRecord>> {
+    requirePermission(principal, "read");
+    return this.core.store.actions.lastRoutineRuns({ workspaceId: principal.workspaceId, accountIds: principal.accountIds, names });
+  }
   saveFromAction(principal: Principal, input: SaveRoutine): Promise<Routine> {
     return saveRoutineFromAction(this.core, principal, input);
   }

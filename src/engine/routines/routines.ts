@@ -2,7 +2,6 @@ import { z } from "zod";
 import { AppError } from "../../domain/errors.js";
 import type { Principal } from "../../domain/keys.js";
 import {
-  REDACTED,
   RoutineActionParams,
   extractionsOf,
   type PublicRoutine,
@@ -15,9 +14,10 @@ import {
   type RoutineVersion,
   type UpdateRoutine,
 } from "../../domain/routines.js";
+import { withholdSecrets, type SecretValues } from "../../domain/secret-params.js";
 import type { RoutineRecord, RoutineVersionRecord } from "../../store/index.js";
 import type { AccountRecord } from "../../store/records.js";
-import { requirePermission } from "../access/index.js";
+import { allows, requirePermission } from "../access/index.js";
 import type { EngineCore } from "../core.js";
 
 /** A routine as its store rows hold it, parsed. */
@@ -129,7 +129,25 @@ export async function getRoutine(core: EngineCore, principal: Principal, name: s
   requirePermission(principal, "read");
   const record = await core.store.routines.get(principal.workspaceId, name);
   if (!record || record.deleted_at !== undefined) throw notFound(name);
-  return routineOf(core, record, withVersions);
+  const [routine] = await withSourcesSeen(core, principal, [await routineOf(core, record, withVersions)]);
+  return routine!;
+}
+
+/**
+ * The routines as the key may read them: a version's `from_action_id` only when the key may read
+ * that action (a key limited to some accounts does not learn of another account's action, as it
+ * is refused the action itself), else absent. One look at the actions for the whole page.
+ */
+async function withSourcesSeen(core: EngineCore, principal: Principal, routines: Routine[]): Promise<Routine[]> {
+  if (principal.accountIds === undefined) return routines;
+  const versionsOf = (routine: Routine): RoutineVersion[] => [routine.latest, ...(routine.versions ?? [])];
+  const ids = [...new Set(routines.flatMap(versionsOf).flatMap((version) => (version.from_action_id ? [version.from_action_id] : [])))];
+  const owners = await core.store.actions.accountsOf(ids);
+  const seen = (version: RoutineVersion): RoutineVersion => {
+    const owner = version.from_action_id === undefined ? undefined : owners.get(version.from_action_id);
+    return owner && owner.workspace_id === principal.workspaceId && allows(principal, owner.account_id) ? version : { ...version, from_action_id: undefined };
+  };
+  return routines.map((routine) => ({ ...routine, latest: seen(routine.latest), ...(routine.versions ? { versions: routine.versions.map(seen) } : {}) }));
 }
 
 async function routineOf(core: EngineCore, record: RoutineRecord, withVersions: boolean): Promise<Routine> {
@@ -143,8 +161,14 @@ async function routineOf(core: EngineCore, record: RoutineRecord, withVersions: 
 
 export async function listRoutines(core: EngineCore, principal: Principal, platform?: string): Promise<Routine[]> {
   requirePermission(principal, "read");
-  const records = await core.store.routines.list(principal.workspaceId, platform);
-  return Promise.all(records.map((record) => routineOf(core, record, false)));
+  // Two statements for the whole list (the names, their latest versions), not one per routine.
+  const [records, latest] = await Promise.all([core.store.routines.list(principal.workspaceId, platform), core.store.routines.latestVersions(principal.workspaceId, platform)]);
+  const latestOf = new Map(latest.map((row) => [row.name, row]));
+  const routines = records.flatMap((record) => {
+    const version = latestOf.get(record.name);
+    return version ? [{ name: record.name, platform: record.platform, latest: parsedVersion(version), created_at: record.created_at, updated_at: record.updated_at }] : [];
+  });
+  return withSourcesSeen(core, principal, routines);
 }
 
 /** Deletes the name; its versions stay, so the actions that ran them stay readable. */
@@ -154,10 +178,10 @@ export async function deleteRoutine(core: EngineCore, principal: Principal, name
   if (!(await core.store.routines.delete(principal.workspaceId, name, core.lifecycle.now()))) throw notFound(name);
 }
 
-/** A routine action's params at create: the version it will run, its params with secrets shown as "[secret]", and the secrets to seal. */
+/** A routine action's params at create: the version it will run, its params with secrets shown as "[secret]", and the secrets to seal (by path). */
 export interface ResolvedRoutineParams {
   params: Record<string, unknown>;
-  secrets: Record<string, unknown>;
+  secrets: SecretValues;
 }
 
 /**
@@ -187,14 +211,10 @@ export async function resolveRoutineParams(core: EngineCore, principal: Principa
       issues: parsed.error.issues.map((issue) => ({ path: ["params", "params", ...issue.path].join("."), message: issue.message })),
     });
   }
-  const secrets: Record<string, unknown> = {};
-  const shown: Record<string, unknown> = { ...parsed.data };
-  for (const name of secretParams(schema)) {
-    if (shown[name] === undefined) continue;
-    secrets[name] = shown[name];
-    shown[name] = REDACTED;
-  }
-  return { params: { routine: input.routine, params: shown, version }, secrets };
+  return withholdSecrets(
+    { routine: input.routine, params: parsed.data, version },
+    secretParams(schema).map((name) => `params.${name}`),
+  );
 }
 
 /** The routine's public JSON (DESIGN §14): its latest version, and its versions when read alone. */

@@ -178,14 +178,31 @@ export class ActionRepository {
     if (filter.accountId !== undefined) query = query.where("account_id", "=", filter.accountId);
     if (filter.status !== undefined) query = query.where("status", "=", filter.status);
     if (filter.type !== undefined) query = query.where("type", "=", filter.type);
-    if (filter.routine !== undefined) {
-      const named = this.q.adapter.dialect === "postgres" ? sql<string>`(params::jsonb ->> 'routine')` : sql<string>`json_extract(params, '$.routine')`;
-      query = query.where("type", "=", "routine").where(named, "=", filter.routine);
-    }
+    if (filter.routine !== undefined) query = query.where("type", "=", "routine").where(this.#routineName(), "=", filter.routine);
     if (filter.beforeSeq !== undefined) query = query.where("seq", "<", filter.beforeSeq);
     if (filter.accountIds !== undefined) query = query.where("account_id", "in", filter.accountIds);
     const rows = await query.orderBy("seq", "desc").limit(filter.limit).execute();
     return rows.map(toAction);
+  }
+
+  /** The routine a routine action ran: its params' `routine`. */
+  #routineName() {
+    return this.q.adapter.dialect === "postgres" ? sql<string>`(params::jsonb ->> 'routine')` : sql<string>`json_extract(params, '$.routine')`;
+  }
+
+  /** The newest action that ran each of these routines (of the accounts a key may see), by name: one statement for a page of them. */
+  async lastRoutineRuns(filter: { workspaceId: string; accountIds?: readonly string[] | undefined; names: readonly string[] }): Promise<Map<string, ActionRecord>> {
+    if (filter.names.length === 0 || filter.accountIds?.length === 0) return new Map();
+    const named = this.#routineName();
+    let newest = this.q.db
+      .selectFrom("actions")
+      .select((eb) => eb.fn.max("seq").as("seq"))
+      .where("workspace_id", "=", filter.workspaceId)
+      .where("type", "=", "routine")
+      .where(named, "in", filter.names);
+    if (filter.accountIds !== undefined) newest = newest.where("account_id", "in", filter.accountIds);
+    const rows = await this.q.db.selectFrom("actions").selectAll().where("seq", "in", newest.groupBy(named)).execute();
+    return new Map(rows.map(toAction).map((action) => [String((action.params as { routine?: unknown }).routine), action]));
   }
 
   async withStatus(statuses: readonly ActionStatus[]): Promise<ActionRecord[]> {
@@ -399,6 +416,13 @@ export class ActionRepository {
     if (ids.length === 0) return new Map();
     const rows = await this.q.db.selectFrom("actions").select(["id", "status"]).where("id", "in", ids).execute();
     return new Map(rows.map((row) => [row.id, row.status as ActionStatus]));
+  }
+
+  /** The account of each of some actions, by id (whether a key limited to some accounts may see them). */
+  async accountsOf(ids: readonly string[]): Promise<Map<string, { workspace_id: string; account_id: string }>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.q.db.selectFrom("actions").select(["id", "workspace_id", "account_id"]).where("id", "in", ids).execute();
+    return new Map(rows.map((row) => [row.id, { workspace_id: row.workspace_id, account_id: row.account_id }]));
   }
 
   /** What a queued action waits behind on its account: the action running or paused there, else an older queued one. */

@@ -46,6 +46,19 @@ export class RoutineRepository {
     return rows.map((row) => ({ ...row, deleted_at: undefined }));
   }
 
+  /** The latest version of each of a workspace's live routines, by name (one platform's when given): one statement for the list. */
+  async latestVersions(workspaceId: string, platform?: string): Promise<RoutineVersionRecord[]> {
+    let query = this.q.db
+      .selectFrom("routine_versions as v")
+      .innerJoin("routines as r", (join) => join.onRef("r.workspace_id", "=", "v.workspace_id").onRef("r.name", "=", "v.name").onRef("r.latest", "=", "v.version"))
+      .selectAll("v")
+      .where("r.workspace_id", "=", workspaceId)
+      .where("r.deleted_at", "is", null);
+    if (platform !== undefined) query = query.where("r.platform", "=", platform);
+    const rows = await query.orderBy("v.name").execute();
+    return rows.map((row) => ({ ...row, from_action_id: row.from_action_id ?? undefined }));
+  }
+
   /**
    * Writes version `latest + 1` of the name (call inside a transaction, after `get`): the first
    * writes its row, a deleted name comes back with its numbering carried on.

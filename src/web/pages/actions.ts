@@ -16,6 +16,7 @@ import { paramInputs, paramsFromForm, submittedValues } from "../params-form.js"
 import { may, type WebEnv } from "../session.js";
 import { feedbackForm } from "./events.js";
 import { paceNote } from "./pace.js";
+import { againParams, runAgainForm } from "./run-again.js";
 
 const KIND_NAMES: Record<string, string> = {
   two_factor_code: "Authenticator code",
@@ -83,7 +84,7 @@ ${next ? html`<p class="pager"><a href="${next}">Older actions</a></p>` : ""}`,
     const chosen = { account_id: form.get("account_id"), type: form.get("type") };
     const schema = await paramsSchema(engine, principal, chosen.account_id, chosen.type);
     try {
-      const params = form.get("params_json") ? parseJson(form.get("params_json")) : schema ? paramsFromForm(schema, form.get) : {};
+      const params = form.get("params_json") ? againParams(chosen.type, parseJson(form.get("params_json")), form.get) : schema ? paramsFromForm(schema, form.get) : {};
       const input = parse(CreateActionInput, { ...chosen, params }, "body");
       const action = await engine.createAction(principal, input);
       return c.redirect(`/app/actions/${action.id}`, 303);
@@ -213,9 +214,7 @@ function actionDetail(action: PublicAction, account: AccountRecord | undefined, 
     ${!isTerminal(action.status) && canAct
       ? html`<form method="post" action="/app/actions/${action.id}/cancel">${csrfField(viewer)}<button type="submit" class="secondary">Cancel the action</button></form>`
       : ""}
-    ${action.status === "failed" && canAct
-      ? html`<form method="post" action="/app/actions">${csrfField(viewer)}<input type="hidden" name="account_id" value="${action.account_id}"><input type="hidden" name="type" value="${action.type}"><input type="hidden" name="params_json" value="${JSON.stringify(action.params)}"><button type="submit" class="secondary">Run it again</button></form>`
-      : ""}
+    ${action.status === "failed" && canAct ? runAgainForm(action, viewer) : ""}
   </section>
   ${challenge
     ? html`<section class="card" aria-labelledby="challenge-title">

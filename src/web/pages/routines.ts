@@ -24,7 +24,7 @@ export function routineRoutes(web: Hono<WebEnv>, engine: Engine): void {
     const { principal } = c.get("session");
     const platform = c.req.query("platform") || undefined;
     const routines = await engine.routines.list(principal, platform);
-    const lastRuns = new Map(await Promise.all(routines.map(async (routine) => [routine.name, (await engine.routines.runs(principal, routine.name, 1))[0]] as const)));
+    const lastRuns = await engine.routines.lastRuns(principal, routines.map((routine) => routine.name));
     return c.html(routinesPage(engine, c.get("viewer"), routines, lastRuns, platform, NOTICES[c.req.query("done") ?? ""]));
   });
 
