@@ -1,22 +1,19 @@
-import { AxeBuilder } from "@axe-core/playwright";
 import { mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { chromium, type Browser, type Page } from "playwright";
+import { chromium, type Browser } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
 import { declaredDriver } from "../../src/platforms/declared/index.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { DESKTOP, PHONE, seriousViolations, signedInPage } from "../helpers/web-app.js";
 
 // Routines in the web app as a person uses them: real Chromium (desktop and phone) against a real
 // service, real SQLite and the real sandbox; routines saved through REST (and one version over MCP,
 // from a browser_steps action), as agents and programs save them.
-
-const DESKTOP = { viewport: { width: 1280, height: 860 } };
-const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
 
 let live: LiveService;
 let person: Browser;
@@ -32,22 +29,6 @@ afterAll(async () => {
   await person?.close();
   await live?.close();
 });
-
-async function signedIn(key: string, device = DESKTOP): Promise<Page> {
-  const context = await person.newContext(device);
-  const page = await context.newPage();
-  await page.goto(`${live.url}/app`);
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/app\/actions$/);
-  return page;
-}
-
-/** Every serious or critical accessibility violation on the page (axe-core, in the page itself as app.test.ts runs it). */
-async function seriousViolations(page: Page): Promise<string[]> {
-  const results = await new AxeBuilder({ page }).setLegacyMode(true).analyze();
-  return results.violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical").map((violation) => `${violation.id}: ${violation.nodes.map((node) => node.target.join(" ")).join(", ")}`);
-}
 
 async function postsBy(handle: string): Promise<string[]> {
   return ((await live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)) as { text: string }[]).map((post) => post.text);
@@ -82,7 +63,7 @@ describe("routines in the web app", () => {
   let taughtFrom: string;
 
   it("with none saved, the routines page (in the navigation) says how routines are made", async () => {
-    const page = await signedIn(live.key);
+    const page = await signedInPage(person, live.url, live.key);
     await page.getByRole("link", { name: "Routines" }).click();
     await page.waitForURL(/\/app\/routines$/);
     expect(await page.getByRole("link", { name: "Routines" }).getAttribute("aria-current")).toBe("page");
@@ -115,7 +96,7 @@ describe("routines in the web app", () => {
     const version2 = await live.api("PUT", "/v1/routines/post_note", { params: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }, steps: [...(saved.structuredContent as { steps: unknown[] }).steps, { wait_for: { role: "status" } }] });
     expect(version2.status).toBe(200);
 
-    const page = await signedIn(live.key);
+    const page = await signedInPage(person, live.url, live.key);
     await page.goto(`${live.url}/app/routines`);
     const rows = page.locator("tbody tr");
     await expect.poll(() => rows.count()).toBe(2);
@@ -155,7 +136,7 @@ describe("routines in the web app", () => {
 
   it("runs from the form its params schema builds: a refusal shown in the form, then succeeded with the post on the sandbox, and the secret typed in a password input on no page afterwards", async () => {
     const secret = `sig${Date.now().toString(36)}qq`;
-    const page = await signedIn(live.key);
+    const page = await signedInPage(person, live.url, live.key);
     await page.goto(`${live.url}/app/routines/signed_note`);
     const signature = page.getByLabel("Signature");
     expect(await signature.getAttribute("type")).toBe("password");
@@ -201,7 +182,7 @@ describe("routines in the web app", () => {
   }, 90_000);
 
   it("the list filters by platform, and says when a platform has none", async () => {
-    const page = await signedIn(live.key);
+    const page = await signedInPage(person, live.url, live.key);
     await page.goto(`${live.url}/app/routines?platform=sandbox-declared`);
     expect(await page.locator("main").innerText()).toContain("No routine for this platform.");
     expect((await live.api("POST", "/v1/routines", { platform: "sandbox-declared", name: "open_home", params: { type: "object" }, steps: [{ goto: "/" }] })).status).toBe(201);
@@ -217,7 +198,7 @@ describe("routines in the web app", () => {
   });
 
   it("a read_only key sees no run form and no delete, and a delete it posts anyway is refused and deletes nothing", async () => {
-    const readOnly = await signedIn((await live.server.service.engine.keys.issue({ role: "read_only" })).key);
+    const readOnly = await signedInPage(person, live.url, (await live.server.service.engine.keys.issue({ role: "read_only" })).key);
     await readOnly.goto(`${live.url}/app/routines/post_note`);
     expect(await readOnly.getByRole("heading", { name: "Steps of version 2" }).isVisible()).toBe(true);
     expect(await readOnly.getByRole("button", { name: "Delete" }).count()).toBe(0);
@@ -230,7 +211,7 @@ describe("routines in the web app", () => {
   });
 
   it("delete asks for confirmation, refuses a post from another origin, then the routine is gone and can no longer run", async () => {
-    const page = await signedIn(live.key);
+    const page = await signedInPage(person, live.url, live.key);
     await page.goto(`${live.url}/app/routines/post_note`);
     const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content");
     const crossSite = await page.request.post(`${live.url}/app/routines/post_note/delete`, { form: { _csrf: csrf!, confirm: "yes" }, headers: { origin: live.sandbox.url }, maxRedirects: 0 });
@@ -256,7 +237,7 @@ describe("routines in the web app", () => {
 
   it("the pages have no serious or critical accessibility violations, on a desktop and on a phone", async () => {
     for (const [name, device] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
-      const page = await signedIn(live.key, device);
+      const page = await signedInPage(person, live.url, live.key, { device });
       for (const [shot, path] of [["routines", "/app/routines"], ["routine", "/app/routines/signed_note"]] as const) {
         await page.goto(live.url + path);
         await page.screenshot({ path: `test-artifacts/web-${shot}-${name}.png`, fullPage: true });

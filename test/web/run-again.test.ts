@@ -3,6 +3,7 @@ import { chromium, type Browser, type Page } from "playwright";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { signedInPage } from "../helpers/web-app.js";
 
 // "Run it again" on a failed action's page, as a person uses it: real Chromium against a real
 // service, real SQLite and the real sandbox. A failed routine (or browser_steps) action's secrets
@@ -20,15 +21,6 @@ afterAll(async () => {
   await person?.close();
   await live?.close();
 });
-
-async function signedIn(): Promise<Page> {
-  const page = await (await person.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-  await page.goto(`${live.url}/app`);
-  await page.getByLabel("API key").fill(live.key);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(/\/app\/actions$/);
-  return page;
-}
 
 async function postsBy(handle: string): Promise<string[]> {
   return ((await live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)) as { text: string }[]).map((post) => post.text);
@@ -76,7 +68,7 @@ it("a failed routine's and a failed browser_steps action's secrets are asked for
   const failed = await live.run(accountId, "routine", { routine: "signed_then_lost", params: { text: "First", signature: "sig-one" } });
   expect(failed).toMatchObject({ status: "failed", error: { code: "ui_changed" }, params: { params: { signature: "[secret]" } } });
 
-  const page = await signedIn();
+  const page = await signedInPage(person, live.url, live.key);
   await page.goto(`${live.url}/app/actions/${failed.id}`);
   expect(await page.locator("#again-secrets-note").innerText()).toContain("secret values were never kept");
   await page.screenshot({ path: "test-artifacts/web-run-again-secret.png", fullPage: true });
@@ -116,7 +108,7 @@ it("a failed action without secrets runs again at one click, its params as they 
   const accountId = await live.account(handle);
   const failed = await live.run(accountId, "browser_steps", { steps: [{ goto: "/" }, ...FAILING_STEPS.slice(3)] });
   expect(failed.status).toBe("failed");
-  const page = await signedIn();
+  const page = await signedInPage(person, live.url, live.key);
   await page.goto(`${live.url}/app/actions/${failed.id}`);
   const form = page.getByRole("form", { name: "Run it again" });
   expect(await form.locator("input[type=password]").count()).toBe(0);
