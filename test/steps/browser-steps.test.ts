@@ -113,6 +113,13 @@ describe("snapshots and dry runs", () => {
 });
 
 describe("a step that cannot be done", () => {
+  it("a wait_for whose target never shows fails ui_changed naming the step and the page's path, not the driver's inner words", async () => {
+    const { accountId } = await connected();
+    const steps = [{ goto: "/settings/profile" }, { wait_for: { text: "Words this page never shows" }, timeout_ms: 2_000 }];
+    const action = await live.run(accountId, "browser_steps", { steps });
+    expect(action).toMatchObject({ status: "failed", error: { code: "ui_changed", message: "Step 2 (wait_for): what it waits for did not show on /settings/profile.", details: { step: 1, path: "/settings/profile" } } });
+  });
+
   it("fails ui_changed with the step's index, path and a snapshot showing the new wording, without what was typed or the password — in REST and in MCP's text and structured content", { timeout: 120_000 }, async () => {
     const { handle, accountId } = await connected();
     expect(await live.sandboxApi("POST", "/_sandbox/settings", { profile_reworded: true })).toMatchObject({ profile_reworded: true });

@@ -156,7 +156,7 @@ async function runStep(context: DriverContext, step: AnyStep, index: number, opt
     await look();
     await found.first().press(step.press);
   } else if ("wait_for" in step) {
-    await waitFor(context, found, step, options);
+    await waitFor(context, found, step, index, options);
     await look();
   } else if ("extract_text" in step) {
     const text = (await found.first().innerText()).trim();
@@ -182,17 +182,21 @@ async function refuseAmbiguous(found: PwLocator, index: number): Promise<void> {
 }
 
 /** Waits until the target shows, the driver's failure detectors (and a recipe's `unless` states) checked all along. */
-async function waitFor(context: DriverContext, found: PwLocator, step: Extract<AnyStep, { wait_for: unknown }>, options: RunOptions): Promise<void> {
+async function waitFor(context: DriverContext, found: PwLocator, step: Extract<AnyStep, { wait_for: unknown }>, index: number, options: RunOptions): Promise<void> {
   const { page } = context;
   const unless = "unless" in step ? (step.unless ?? []) : [];
   const states: Record<string, PwLocator> = { done: found };
   const shown = unless.map((one) => compileLocator(one.shows, options.named ?? {})(page, options.params));
   shown.forEach((locator, index) => (states[`unless${index}`] = locator));
-  const state = await context.settle(states, step.timeout_ms === undefined ? undefined : { timeoutMs: step.timeout_ms });
+  const state = await context.settle(states, step.timeout_ms === undefined ? undefined : { timeoutMs: step.timeout_ms }).catch((error: unknown) => {
+    // Said as the step's own failure: which step, and that what it waits for never showed on this path.
+    if (error instanceof ActionFailure && error.code === "ui_changed") throw new ActionFailure("ui_changed", `Step ${index + 1} (wait_for): what it waits for did not show on ${pathOf(page)}.`);
+    throw error;
+  });
   if (state === "done") return;
-  const index = Number(state.slice("unless".length));
-  const one = unless[index]!;
-  const text = (await shown[index]!.first().innerText()).trim();
+  const which = Number(state.slice("unless".length));
+  const one = unless[which]!;
+  const text = (await shown[which]!.first().innerText()).trim();
   const code = one.codes?.find((candidate) => text.startsWith(candidate.startsWith))?.code ?? one.code;
   throw new ActionFailure(code, one.message ?? `The platform says: ${text}`);
 }
