@@ -59,7 +59,8 @@ async function until(get: () => Promise<Rpc>, done: (task: any) => boolean, time
     },
     { what: "the task's status", timeoutMs, everyMs: 50 },
   ).catch((error: unknown) => {
-    throw new Error(`${error instanceof Error ? error.message : String(error)}: the task is ${JSON.stringify(last)}`);
+    const cause = error instanceof Error && error.cause !== undefined ? ` (${String(error.cause instanceof Error ? `${error.cause.message} ${(error.cause as { code?: string }).code ?? ""}` : error.cause)})` : "";
+    throw new Error(`${error instanceof Error ? error.message : String(error)}${cause}: the task is ${JSON.stringify(last)}`);
   });
 }
 
@@ -306,7 +307,13 @@ describe("tasks across processes on one data dir", () => {
     stops.push(() => serveProcess.stop());
     const key = serveProcess.firstKey!;
     const rpc = modernRpc(`${serveProcess.url}/mcp`, WITH_TASKS);
-    const http = (method: string, params: Record<string, unknown>) => rpc(key, method, params);
+    // A request serve did not answer says whether serve is still running, and what it last printed.
+    const http = (method: string, params: Record<string, unknown>) =>
+      rpc(key, method, params).catch((error: unknown) => {
+        const state = serveProcess.child.exitCode === null && serveProcess.child.signalCode === null ? "still running" : `exited (${serveProcess.child.exitCode ?? serveProcess.child.signalCode})`;
+        const cause = error instanceof Error && error.cause instanceof Error ? `${error.cause.message} ${(error.cause as { code?: string }).code ?? ""}` : "";
+        throw new Error(`${method} to serve failed: ${error instanceof Error ? error.message : String(error)} (${cause}); serve ${state}; its output ends:\n${serveProcess.output().slice(-3_000)}`);
+      });
     const stdio = startStdio(dataDir, sandbox.url);
     const rest = restClient(() => serveProcess.url, key);
     let users = 0;
