@@ -14,11 +14,14 @@ import { fleetStatements, type FleetStatements } from "./fleet-statements.js";
 import { startBrowserServer, stopProcess } from "./fleet.js";
 import { startBenchPostgres, type BenchPostgres } from "./postgres.js";
 import { sharedBrowser, type SharedBrowserSide } from "./shared-browser.js";
+import { sharedBrowserFloor, type SharedBrowserFloor } from "./shared-browser-floor.js";
 
 export interface FleetFigures {
   durable: boolean;
   statements?: FleetStatements;
   shared?: { one: SharedBrowserSide; three: SharedBrowserSide };
+  /** (l′)'s floor: raw Playwright on the same browser server from 3 processes ÷ 1. */
+  sharedFloor?: SharedBrowserFloor;
   ceiling?: CeilingRun[];
 }
 
@@ -33,7 +36,10 @@ export async function fleetFigures(only: { statements: boolean; shared: boolean;
     const figures: FleetFigures = { durable: postgres.durable };
     if (only.statements) figures.statements = await fleetStatements(postgres, sandbox.url);
     if (only.shared || only.ceiling) browsers = await startBrowserServer();
-    if (only.shared) figures.shared = await sharedBrowser(postgres, sandbox.url, browsers!.endpoint);
+    if (only.shared) {
+      figures.shared = await sharedBrowser(postgres, sandbox.url, browsers!.endpoint);
+      figures.sharedFloor = await sharedBrowserFloor(sandbox.url, browsers!.endpoint);
+    }
     if (only.ceiling) {
       figures.ceiling = [];
       for (const count of [1, 2, 3]) figures.ceiling.push(await ceiling(sandbox.url, browsers!.endpoint, count, await postgres.database()));

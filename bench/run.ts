@@ -302,6 +302,14 @@ async function main(): Promise<void> {
         "≥ 0.95",
       ]);
     }
+    if (fleet.sharedFloor) {
+      const floor = fleet.sharedFloor;
+      report([
+        "(l′) floor: raw Playwright, the same posts on the same browser server, from 3 processes (a third of the accounts each) ÷ from 1, alternating rounds",
+        `${floor.three.toFixed(2)} ÷ ${floor.one.toFixed(2)} = ${floor.ratio.toFixed(3)}`,
+        "(l′) read beside it",
+      ]);
+    }
     if (fleet.ceiling) {
       const line = (store: "postgres" | "sqlite", pick: (run: CeilingRun) => string): string =>
         fleet.ceiling!.filter((run) => run.store === store).map((run) => `${run.coordinators}: ${pick(run)}`).join(", ");
