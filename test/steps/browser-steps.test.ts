@@ -113,6 +113,14 @@ describe("snapshots and dry runs", () => {
 });
 
 describe("a step that cannot be done", () => {
+  it("a step after which the platform shows its sign-in form fails signed_out at once, not ui_changed after the page timeout", async () => {
+    const { accountId } = await connected();
+    const steps = [{ goto: "/feed" }, { click: { role: "button", name: "Sign out", exact: true } }, { extract_text: { role: "heading", level: 1 }, as: "title" }];
+    const action = await live.run(accountId, "browser_steps", { steps });
+    // Found out after the click itself: the next step, whose heading the sign-in page lacks, never ran.
+    expect(action).toMatchObject({ status: "failed", error: { code: "signed_out", message: "The platform signed the account out during the steps." } });
+  });
+
   it("a wait_for whose target never shows fails ui_changed naming the step and the page's path, not the driver's inner words", async () => {
     const { accountId } = await connected();
     const steps = [{ goto: "/settings/profile" }, { wait_for: { text: "Words this page never shows" }, timeout_ms: 2_000 }];

@@ -1,6 +1,6 @@
 import type { Locator as PwLocator, Page } from "playwright";
 import { ActionFailure } from "../../domain/errors.js";
-import { kindOf, mayChange, type AnyStep, type Locator, type Target } from "../../domain/steps.js";
+import { kindOf, mayChange, type AnyStep, type Locator, type StepKind, type Target } from "../../domain/steps.js";
 import type { DriverContext, FailureDetector } from "../driver.js";
 import { pathOf, stepFailure } from "./failure.js";
 import { compileLocator, type Root } from "./locators.js";
@@ -91,7 +91,7 @@ export async function runSteps(context: DriverContext, steps: readonly AnyStep[]
       if (kindOf(step) === "extract_text" && "extract_text" in step) result.extracted[step.as] = record.text ?? "";
       result.steps.push(record.record);
       if ("snapshot" in step || (options.dryRun && "goto" in step)) await keepSnapshot(index);
-      if (options.signedOut && (await options.signedOut(page).first().isVisible())) {
+      if (options.signedOut && LEAVING.includes(kindOf(step)) && (await options.signedOut(page).first().isVisible())) {
         throw new ActionFailure("signed_out", "The platform signed the account out during the steps.");
       }
     } catch (error) {
@@ -103,6 +103,12 @@ export async function runSteps(context: DriverContext, steps: readonly AnyStep[]
   if (options.dryRun && result.snapshots.at(-1)?.path !== pathOf(page)) await keepSnapshot(steps.length - 1);
   return result;
 }
+
+/**
+ * Steps after which the page may be another one: only after these is it looked at for the
+ * platform's sign-in form (a fill, a wait or a read leaves the page where it was).
+ */
+const LEAVING: readonly StepKind[] = ["goto", "click", "press"];
 
 /** Whether a step runs with these params: every placeholder it names was given. */
 function applies(step: AnyStep, params: Params): boolean {
@@ -176,8 +182,12 @@ function actingTarget(step: AnyStep): Target | undefined {
 
 /** Fails the step when its target, once on the page, is more than one element. */
 async function refuseAmbiguous(found: PwLocator, index: number): Promise<void> {
-  await found.first().waitFor({ state: "attached" });
-  const matched = await found.count();
+  // One look when the target is there already (the usual case); else it is waited for, then counted.
+  let matched = await found.count();
+  if (matched === 0) {
+    await found.first().waitFor({ state: "attached" });
+    matched = await found.count();
+  }
   if (matched > 1) throw new ActionFailure("ui_changed", `Step ${index + 1}'s target now matches ${matched} elements on the page; a routine acts only on the one it was saved for. Name it more closely (a name, exact, or within) and save a new version.`);
 }
 
