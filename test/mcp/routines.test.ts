@@ -2,10 +2,10 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
 import { rows, sql } from "../helpers/sql.js";
+import { call as callTool } from "./support.js";
 
 // Routines end to end: the real service, the real sandbox, real Chromium, an agent through the MCP SDK's own client.
 let live: LiveService;
@@ -21,10 +21,8 @@ afterAll(async () => {
   await live?.close();
 });
 
-async function call(name: string, args: Record<string, unknown>): Promise<{ data: any; text: string; isError: boolean }> {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  return { data: result.structuredContent, text: result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n"), isError: result.isError === true };
-}
+/** A tools/call through this file's client. */
+const call = (name: string, args: Record<string, unknown>) => callTool(client, name, args);
 
 async function postsBy(handle: string): Promise<string[]> {
   return ((await live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)) as { text: string }[]).map((post) => post.text);

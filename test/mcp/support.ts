@@ -50,10 +50,10 @@ export async function connect(h: Harness, options: ConnectOptions = {}): Promise
 }
 
 /** A tools/call result with its text block pulled out. */
-export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult & { text: string; data: any }> {
+export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult & { text: string; data: any; isError: boolean }> {
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
   const text = result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
-  return { ...result, text, data: result.structuredContent };
+  return { ...result, text, data: result.structuredContent, isError: result.isError === true };
 }
 
 /** Adds an account straight through the engine (not under test here). */

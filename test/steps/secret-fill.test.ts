@@ -2,10 +2,10 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
 import { readRawFile } from "../helpers/raw-file.js";
+import { call as callTool } from "../mcp/support.js";
 
 // A browser_steps fill marked secret against the real sandbox with real Chromium, through real HTTP
 // and a real SQLite file (issue 43 §5): the value is typed on the platform, yet no byte of the data
@@ -24,10 +24,8 @@ afterAll(async () => {
   await live?.close();
 });
 
-async function call(name: string, args: Record<string, unknown>): Promise<{ data: any; text: string; isError: boolean }> {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  return { data: result.structuredContent, text: result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n"), isError: result.isError === true };
-}
+/** A tools/call through this file's client. */
+const call = (name: string, args: Record<string, unknown>) => callTool(client, name, args);
 
 /** Every byte of the data dir's database files (read by another process: see readRawFile). */
 function storedBytes(): string {
