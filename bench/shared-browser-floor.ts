@@ -8,10 +8,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { createSandboxUser } from "../test/chaos/kill-support.js";
-
-const ACCOUNTS = 16;
-const PER_ACCOUNT = 2;
-const ROUNDS = Math.max(4, Number(process.env.BENCH_SHARED_ROUNDS ?? 4));
+import { ACCOUNTS, PER_ACCOUNT, ROUNDS } from "./shared-browser.js";
 
 export interface SharedBrowserFloor {
   /** Actions/s of raw Playwright from 1 process and from 3, over all rounds. */

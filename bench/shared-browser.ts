@@ -10,9 +10,9 @@
 import { runAction, startFleet, unique, type Fleet } from "./fleet.js";
 import type { BenchPostgres } from "./postgres.js";
 
-const ACCOUNTS = 16;
-const PER_ACCOUNT = 2;
-const ROUNDS = Math.max(4, Number(process.env.BENCH_SHARED_ROUNDS ?? 4));
+export const ACCOUNTS = 16;
+export const PER_ACCOUNT = 2;
+export const ROUNDS = Math.max(4, Number(process.env.BENCH_SHARED_ROUNDS ?? 4));
 
 export interface SharedBrowserSide {
   coordinators: number;
