@@ -1,6 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { PACE_JITTER } from "../../src/domain/pace.js";
 import type { ExecutionContext } from "../../src/engine/execution/index.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
 import { readRawFile } from "../helpers/raw-file.js";
@@ -67,10 +68,11 @@ it("a fill marked secret is stored nowhere in plain text, shows [secret] on ever
   expect(await storedText(h)).not.toContain(SECRET);
   expect(await storedText(h)).toContain("plain words");
 
-  // A new process on the same data, after the pace's gap: the queued action runs with its secret.
+  // A new process on the same data, after the pace's gap (600 s, plus up to 20 % jitter: at most
+  // 720 s): the queued action runs with its secret.
   await h.stop();
   const clock = h.clock;
-  clock.advance(700_000);
+  clock.advance(600_000 * (1 + PACE_JITTER) + 1_000);
   const again = await createHarness({ executor, engine: { platforms }, dir: h.dir, location: h.location, masterKey: h.masterKey, adminKey: h.adminKey, clock });
   h = again;
   // Read from the store: polling the API would meet the key's rate limit.
