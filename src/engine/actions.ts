@@ -196,6 +196,8 @@ export async function answerAction(core: EngineCore, principal: Principal, actio
 export async function recordAnswer(core: EngineCore, actionId: string, challengeId: string, answer: string, by: AnsweredBy): Promise<boolean> {
   const { store } = core;
   return store.transaction(async () => {
+    // The action's row first, as every writer of a run takes it (the run's finish closes this challenge after it).
+    await store.actions.lockForWrite(actionId);
     const current = await store.challenges.latestOf(actionId);
     if (current?.id !== challengeId || current.state !== "open") return false;
     if (!(await store.challenges.recordAnswer(challengeId, answer, by, core.lifecycle.now()))) return false;

@@ -47,6 +47,7 @@ export class ServiceMetrics {
       pendingDeliveries: () => core.store.webhooks.pendingCount(),
       runSlotsInUse: () => core.runner.activeCount - core.runner.pausedCount,
       pausedPages: () => core.runner.pausedCount,
+      retriedTransactions: () => core.store.retriedTransactions,
       browserUsage: () => options.pool.usage(),
     });
   }

@@ -66,6 +66,8 @@ export interface GaugeSources {
   pendingDeliveries(): Promise<number>;
   /** Run slots doing browser work in this process. */
   runSlotsInUse(): number;
+  /** Transactions the store's database refused and this process ran again. */
+  retriedTransactions(): number;
   /** Pages this process holds for actions at needs_input. */
   pausedPages(): number;
   /** Per browser endpoint, this process's contexts and pages on it. */
@@ -118,6 +120,15 @@ export function registerGauges(registry: Registry, sources: GaugeSources): void 
     collect() {
       this.reset();
       for (const { endpoint, pages } of usage()) this.inc({ endpoint }, pages);
+    },
+  });
+  new Counter({
+    name: "action_service_store_retried_transactions_total",
+    help: "Transactions PostgreSQL refused (a serialization failure, a deadlock, a lock not available) that this coordinator ran again; always 0 on SQLite.",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(sources.retriedTransactions());
     },
   });
   new Gauge({

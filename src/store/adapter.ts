@@ -45,6 +45,11 @@ export interface StoreAdapter {
    * PostgreSQL, round trips to the server): for benchmarks, e.g. statements per action.
    */
   readonly statementCount: number;
+  /**
+   * Transactions the database refused and that were run again (PostgreSQL: a serialization
+   * failure, a deadlock, a lock not available; SQLite waits for its one writer instead: 0).
+   */
+  readonly retriedTransactions: number;
   close(): Promise<void>;
 }
 

@@ -151,6 +151,11 @@ export class Store {
     return this.adapter.statementCount;
   }
 
+  /** Transactions the database refused and that were run again: see `StoreAdapter.retriedTransactions`. */
+  get retriedTransactions(): number {
+    return this.adapter.retriedTransactions;
+  }
+
   /** The newest migration applied. */
   async schemaVersion(): Promise<number> {
     const row = await this.adapter.db.selectFrom("schema_migrations").select((eb) => eb.fn.max("version").as("version")).executeTakeFirst();

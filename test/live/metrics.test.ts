@@ -85,6 +85,7 @@ describe("GET /metrics", () => {
     expect(done.value("action_service_queued_actions")).toBe(0);
     expect(done.value("action_service_paused_pages")).toBe(0);
     expect(done.family("action_service_webhook_pending_deliveries")?.metrics[0]?.value).toBe("0");
+    expect(done.family("action_service_store_retried_transactions_total")?.metrics[0]?.value).toBe("0");
     const coordinators = new Set(done.lines().map((line) => line.labels.coordinator));
     expect([...coordinators]).toEqual([live.url]);
 

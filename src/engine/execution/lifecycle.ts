@@ -215,7 +215,7 @@ export class Lifecycle {
       await recordActionEvent(this.store, actionId, now);
       await this.emit(actionId);
       return true;
-    });
+    }, ACTION_ROW_LOCKED);
     return moved;
   }
 
@@ -247,7 +247,7 @@ export class Lifecycle {
       await recordActionEvent(this.store, actionId, now);
       await this.emit(actionId);
       return true;
-    });
+    }, ACTION_ROW_LOCKED);
     return requeued;
   }
 
@@ -297,10 +297,18 @@ export class Lifecycle {
       await recordActionEvent(this.store, actionId, now);
       for (const id of [actionId, ...heldBack]) await this.emit(id);
       return true;
-    });
+    }, ACTION_ROW_LOCKED);
     return finished;
   }
 }
+
+/**
+ * How a transaction that starts by locking its action's row (`actions.lockForWrite`) runs: at
+ * READ COMMITTED on PostgreSQL (docs/decisions.md, "The run's writes lock their rows"). Every other
+ * writer of the action waits for that lock; what else it reads and writes is locked too (the
+ * account's row) or written conditionally, so SERIALIZABLE's retries would buy nothing.
+ */
+export const ACTION_ROW_LOCKED = { locksRows: true } as const;
 
 /**
  * What tells two records of an action apart: its status with the time it was changed. The time

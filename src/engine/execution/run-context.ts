@@ -5,7 +5,7 @@ import type { Store } from "../../store/index.js";
 import { retryWhileBusy } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
 import type { ChallengeRequest, ExecutionContext } from "./executor.js";
-import type { Lifecycle } from "./lifecycle.js";
+import { ACTION_ROW_LOCKED, type Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
 import { updateAccountStatus } from "../outbox/index.js";
 import { routineRunOf } from "../routines/run-of.js";
@@ -44,7 +44,7 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
       store.transaction(async () => {
         if (!(await hooks.holds())) throw new ActionFailure("browser_error", "This run no longer holds the action: it was recovered or ended elsewhere.");
         return work(store);
-      }),
+      }, ACTION_ROW_LOCKED),
     );
   return {
     action: whole,
@@ -71,7 +71,7 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
     // A deleted account keeps no browser state.
     saveSession: (state) =>
       write(async (s) => {
-        if (await s.accounts.get(accountId)) await s.accounts.setSecret(accountId, "session", state, lifecycle.now());
+        if (await s.accounts.lockForWrite(accountId)) await s.accounts.setSecret(accountId, "session", state, lifecycle.now());
       }),
     markConnected: async (profile) => {
       await write((s) => updateAccountStatus(s, accountId, { status: "connected", checked_at: lifecycle.now(), ...(profile ? { profile } : {}) }, lifecycle.now()));

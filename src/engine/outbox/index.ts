@@ -67,7 +67,7 @@ export async function updateAccountStatus(
   changes: { status: AccountStatus; status_reason?: string; profile?: AccountRecord["profile"]; checked_at?: string },
   now: string,
 ): Promise<boolean> {
-  const before = await store.accounts.get(accountId);
+  const before = await store.accounts.lockForWrite(accountId);
   if (!before) return false; // deleted meanwhile: nothing to record
   const reason = changes.status === "connected" ? undefined : changes.status_reason;
   await store.accounts.update(accountId, { ...changes, status_reason: reason ?? null }, now);
@@ -82,7 +82,7 @@ export async function updateAccountStatus(
  * `account_blocked` `blocked`, with the failure's words as the reason. Other failures say nothing of it.
  */
 export async function recordAccountOutcome(store: Store, action: ActionRecord, outcome: { code?: ActionErrorCode; message?: string }, now: string): Promise<void> {
-  const account = await store.accounts.get(action.account_id);
+  const account = await store.accounts.lockForWrite(action.account_id);
   if (!account) return;
   if (action.type === CHECK_TYPE) {
     // Checks that could not find out back off (DESIGN §16): the scheduler waits longer after each.

@@ -74,6 +74,7 @@ export class PostgresAdapter implements StoreAdapter {
    */
   readonly leaseDb: Kysely<Schema>;
   readonly #statements = new StatementCounter();
+  #retried = 0;
   readonly #cache: FeedCache;
 
   readonly pool: pg.Pool;
@@ -148,6 +149,7 @@ export class PostgresAdapter implements StoreAdapter {
       } catch (error) {
         if (isPostgresBusy(error)) {
           if (attempt >= MAX_ATTEMPTS) throw error;
+          this.#retried += 1;
           await pause(Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempt - 1)));
           continue;
         }
@@ -169,6 +171,10 @@ export class PostgresAdapter implements StoreAdapter {
 
   get statementCount(): number {
     return this.#statements.count;
+  }
+
+  get retriedTransactions(): number {
+    return this.#retried;
   }
 
   /**

@@ -52,6 +52,11 @@ export class SqliteAdapter implements StoreAdapter {
   /** Nothing to do: this connection's own writes let the kept reads go (`ReadCache`). */
   forget(): void {}
 
+  /** None: a writer waits its turn (`BEGIN IMMEDIATE`, `retryWhileBusy`), it is never refused midway. */
+  get retriedTransactions(): number {
+    return 0;
+  }
+
   /** Statements run through Kysely; the kept reads' look at `data_version` is not one. */
   get statementCount(): number {
     return this.#statements.count;

@@ -107,6 +107,18 @@ export class AccountRepository {
   }
 
   /**
+   * The account, its row locked until the transaction ends (PostgreSQL: `FOR NO KEY UPDATE`): what
+   * the transaction then writes from what it read (a status compared, a failure counted, a session
+   * kept) cannot interleave with another writer of the account, nor land on an account deleted
+   * meanwhile. SQLite's single writer is the lock already.
+   */
+  async lockForWrite(id: string): Promise<AccountRecord | undefined> {
+    if (this.q.adapter.dialect !== "postgres") return this.get(id);
+    const row = await this.q.db.selectFrom("accounts").select(COLUMNS).where("id", "=", id).where("deleted_at", "is", null).forNoKeyUpdate().executeTakeFirst();
+    return row && toAccount(row);
+  }
+
+  /**
    * In the order they were added: by `created_at`, then `rowid` (SQLite's own; on PostgreSQL an
    * identity column of that name, `migrations/postgres`), so accounts added in one millisecond
    * keep their order.

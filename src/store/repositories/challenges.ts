@@ -85,7 +85,10 @@ export class ChallengeRepository {
    * sweep checks in the transaction that fails its action, so an answer recorded since wins.
    */
   async isOverdue(id: string, now: string): Promise<boolean> {
-    const row = await this.q.db.selectFrom("challenges").select("id").where("id", "=", id).where("state", "=", "open").where("expires_at", "<=", now).executeTakeFirst();
+    let query = this.q.db.selectFrom("challenges").select("id").where("id", "=", id).where("state", "=", "open").where("expires_at", "<=", now);
+    // Locked (PostgreSQL): an answer recorded meanwhile waits, then finds the challenge closed.
+    if (this.q.adapter.dialect === "postgres") query = query.forNoKeyUpdate();
+    const row = await query.executeTakeFirst();
     return row !== undefined;
   }
 
