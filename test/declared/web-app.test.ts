@@ -1,11 +1,7 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser } from "playwright";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
+import { describe, expect, it } from "vitest";
 import { loadPlatformFile } from "../../src/platforms/declared/index.js";
-import { startLiveService, type LiveService } from "../helpers/live-service.js";
-import { clickThrough, signedInPage } from "../helpers/web-app.js";
+import { clickThrough, signedInPage, webAppFixture } from "../helpers/web-app.js";
 
 // The web app and the live browser with a declared driver (examples/drivers/sandbox.platform.json),
 // as a person uses them: an account of the declared platform added in the app, its emailed code
@@ -15,23 +11,12 @@ import { clickThrough, signedInPage } from "../helpers/web-app.js";
 const PLATFORM = "sandbox-declared";
 const FILE = join(import.meta.dirname, "..", "..", "examples", "drivers", "sandbox.platform.json");
 
-let live: LiveService;
-let person: Browser;
-
-beforeAll(async () => {
-  live = await startLiveService({ sandboxDrivers: [await loadPlatformFile(FILE)] });
-  person = await chromium.launch({ executablePath: findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path, args: CHROMIUM_ARGS });
-  mkdirSync("test-artifacts", { recursive: true });
-}, 60_000);
-afterAll(async () => {
-  await person?.close();
-  await live?.close();
-});
+const web = webAppFixture(async () => ({ sandboxDrivers: [await loadPlatformFile(FILE)] }));
 
 describe("a declared platform in the web app", () => {
   it("is offered when adding an account; its emailed code is typed in the action page's answer box; a post runs from the form built from its params", async () => {
-    const handle = await live.user("email");
-    const page = await signedInPage(person, live.url, live.key);
+    const handle = await web.live.user("email");
+    const page = await signedInPage(web.person, web.live.url, web.live.key);
     await page.getByRole("link", { name: "Accounts" }).click();
     await page.getByLabel("Platform").selectOption({ label: "Sandbox Social (declared)" });
     await page.getByLabel("Sign-in name").fill(handle);
@@ -39,33 +24,33 @@ describe("a declared platform in the web app", () => {
     await page.getByRole("button", { name: "Add the account" }).click();
     await page.waitForURL(/\/app\/accounts\/acc_/);
     const accountId = page.url().split("/").pop()!.split("?")[0]!;
-    expect((await live.api("GET", `/v1/accounts/${accountId}`)).json.platform).toBe(PLATFORM);
+    expect((await web.live.api("GET", `/v1/accounts/${accountId}`)).json.platform).toBe(PLATFORM);
 
     await page.getByRole("button", { name: "Connect" }).click();
     await page.waitForURL(/\/app\/actions\/act_/);
     await expect.poll(() => page.locator("#challenge-message").isVisible(), { timeout: 30_000 }).toBe(true);
     expect(await page.locator(".kind").innerText()).toMatch(/emailed code/i);
     await page.screenshot({ path: "test-artifacts/declared-web-challenge.png", fullPage: true });
-    await page.getByLabel("Code").fill(await live.latestCode(handle));
+    await page.getByLabel("Code").fill(await web.live.latestCode(handle));
     await page.getByRole("button", { name: "Send answer" }).click();
     await expect.poll(() => page.locator("h2#state-title .status").innerText(), { timeout: 30_000 }).toBe("succeeded");
-    expect((await live.api("GET", `/v1/accounts/${accountId}`)).json.status).toBe("connected");
+    expect((await web.live.api("GET", `/v1/accounts/${accountId}`)).json.status).toBe("connected");
 
-    await page.goto(`${live.url}/app/actions/new?account_id=${accountId}&type=post`);
+    await page.goto(`${web.live.url}/app/actions/new?account_id=${accountId}&type=post`);
     const text = `Posted through the declared driver from the web app ${handle}`;
     await page.getByLabel("Text").fill(text);
     await page.getByRole("button", { name: "Run", exact: true }).click();
     await page.waitForURL(/\/app\/actions\/act_/);
     await expect.poll(() => page.locator("h2#state-title .status").innerText(), { timeout: 30_000 }).toBe("succeeded");
-    expect((await live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)).map((post: { text: string }) => post.text)).toEqual([text]);
+    expect((await web.live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)).map((post: { text: string }) => post.text)).toEqual([text]);
     await page.context().close();
   });
 
   it("a captcha is solved in the live browser opened from the action page", async () => {
-    const handle = await live.user("captcha");
-    const accountId = await live.account(handle, { platform: PLATFORM });
-    const page = await signedInPage(person, live.url, live.key);
-    await page.goto(`${live.url}/app/accounts/${accountId}`);
+    const handle = await web.live.user("captcha");
+    const accountId = await web.live.account(handle, { platform: PLATFORM });
+    const page = await signedInPage(web.person, web.live.url, web.live.key);
+    await page.goto(`${web.live.url}/app/accounts/${accountId}`);
     await page.getByRole("button", { name: "Connect" }).click();
     await page.waitForURL(/\/app\/actions\/act_/);
     const actionId = page.url().split("/").pop()!;
@@ -75,14 +60,14 @@ describe("a declared platform in the web app", () => {
     await view.locator("#screen").waitFor({ state: "visible" });
     const word = /showing an? (\S+)/.exec(await view.locator("#message").innerText())![1]!;
     // The account's own page, as the live view shows it: each matching tile clicked through the view.
-    const accountPage = live.server.executor.pages.get(actionId)!;
+    const accountPage = web.live.server.executor.pages.get(actionId)!;
     for (const tile of await accountPage.getByRole("button", { name: word, exact: true }).all()) {
       await clickThrough(view, accountPage, tile);
       await expect.poll(() => tile.getAttribute("aria-pressed")).toBe("true");
     }
     await clickThrough(view, accountPage, accountPage.getByRole("button", { name: "Verify", exact: true }));
     await expect.poll(() => page.locator("h2#state-title .status").innerText(), { timeout: 30_000 }).toBe("succeeded");
-    expect((await live.api("GET", `/v1/accounts/${accountId}`)).json).toMatchObject({ platform: PLATFORM, status: "connected" });
+    expect((await web.live.api("GET", `/v1/accounts/${accountId}`)).json).toMatchObject({ platform: PLATFORM, status: "connected" });
     await page.context().close();
   });
 });

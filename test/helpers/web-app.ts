@@ -1,9 +1,42 @@
 import { AxeBuilder } from "@axe-core/playwright";
-import type { Browser, BrowserContextOptions, Locator, Page } from "playwright";
+import { mkdirSync } from "node:fs";
+import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from "playwright";
+import { afterAll, beforeAll } from "vitest";
+import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
+import { startLiveService, type LiveService, type LiveServiceOptions } from "./live-service.js";
 
 /** The devices the web app's tests look at it on. */
 export const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 860 } };
 export const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
+
+/**
+ * For one test file of the web app: a live service (started with `options`, or with what
+ * `options()` makes when they need what the file reads first) and a person's Chromium, started
+ * before the file's tests and closed after them, and `test-artifacts/` for their screenshots.
+ */
+export function webAppFixture(options: LiveServiceOptions | (() => Promise<LiveServiceOptions>) = {}): { readonly live: LiveService; readonly person: Browser } {
+  let live: LiveService | undefined;
+  let person: Browser | undefined;
+  beforeAll(async () => {
+    live = await startLiveService(typeof options === "function" ? await options() : options);
+    person = await chromium.launch({ executablePath: findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path, args: CHROMIUM_ARGS });
+    mkdirSync("test-artifacts", { recursive: true });
+  }, 60_000);
+  afterAll(async () => {
+    await person?.close();
+    await live?.close();
+  });
+  return {
+    get live() {
+      if (!live) throw new Error("the live service is started before the file's tests: read it inside one");
+      return live;
+    },
+    get person() {
+      if (!person) throw new Error("the person's Chromium is started before the file's tests: read it inside one");
+      return person;
+    },
+  };
+}
 
 /**
  * A page of the web app at `baseUrl`, signed in with `key` through the sign-in form as a person

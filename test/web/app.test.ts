@@ -1,25 +1,11 @@
-import { mkdirSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
-import { startLiveService, type LiveService } from "../helpers/live-service.js";
-import { clickThrough, DESKTOP, PHONE, seriousViolations, signedInPage } from "../helpers/web-app.js";
+import { type BrowserContext, type Page } from "playwright";
+import { describe, expect, it } from "vitest";
+import { clickThrough, DESKTOP, PHONE, seriousViolations, signedInPage, webAppFixture } from "../helpers/web-app.js";
 
 // The web app as a person uses it: real Chromium (desktop and phone) against a real service,
 // real SQLite and the real sandbox platform.
 
-let live: LiveService;
-let person: Browser;
-
-beforeAll(async () => {
-  live = await startLiveService();
-  person = await chromium.launch({ executablePath: findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path, args: CHROMIUM_ARGS });
-  mkdirSync("test-artifacts", { recursive: true });
-}, 60_000);
-afterAll(async () => {
-  await person?.close();
-  await live?.close();
-});
+const web = webAppFixture();
 
 /** Everything the browser keeps for the page: storage of both kinds, script-visible cookies, and every cookie value. */
 async function browserStorage(page: Page): Promise<string> {
@@ -44,20 +30,20 @@ async function addAccount(page: Page, username: string): Promise<string> {
 describe("signing in and out", () => {
   for (const [name, device] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
     it(`on a ${name}: the key never reaches browser storage, and signing out ends the session`, async () => {
-      const page = await signedInPage(person, live.url, live.key, { device });
+      const page = await signedInPage(web.person, web.live.url, web.live.key, { device });
       await expect.poll(() => page.getByRole("heading", { name: "Actions" }).isVisible()).toBe(true);
       for (const path of ["/app/accounts", "/app/credits", "/app/keys", "/app/actions/new"]) {
-        await page.goto(live.url + path);
-        expect(await page.content()).not.toContain(live.key);
+        await page.goto(web.live.url + path);
+        expect(await page.content()).not.toContain(web.live.key);
       }
       const stored = await browserStorage(page);
-      expect(stored).not.toContain(live.key);
-      expect(stored).not.toContain(live.key.slice(3, 20));
+      expect(stored).not.toContain(web.live.key);
+      expect(stored).not.toContain(web.live.key.slice(3, 20));
       expect(await page.evaluate(() => document.cookie)).toBe(""); // HttpOnly: no script reads it
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.waitForURL(/\/app\/sign-in\?signed_out=1/);
       await expect.poll(() => page.getByRole("status").first().innerText()).toContain("You are signed out.");
-      await page.goto(`${live.url}/app/accounts`);
+      await page.goto(`${web.live.url}/app/accounts`);
       expect(page.url()).toContain("/app/sign-in?next=%2Fapp%2Faccounts");
       await page.context().close();
     });
@@ -66,28 +52,28 @@ describe("signing in and out", () => {
 
 describe("another site cannot act with a person's session", () => {
   it("a form on another site (cross-site or same-site on another port) that posts to the app is refused and adds nothing", async () => {
-    const page = await signedInPage(person, live.url, live.key);
-    const before = (await live.api("GET", "/v1/accounts")).json.data.length;
-    const servicePort = new URL(live.url).port;
-    const attack = `<form id="f" method="post" action="${live.url}/app/accounts"><input name="platform" value="sandbox"><input name="username" value="mallory"><input name="password" value="x"></form><script>document.getElementById("f").submit()</script>`;
+    const page = await signedInPage(web.person, web.live.url, web.live.key);
+    const before = (await web.live.api("GET", "/v1/accounts")).json.data.length;
+    const servicePort = new URL(web.live.url).port;
+    const attack = `<form id="f" method="post" action="${web.live.url}/app/accounts"><input name="platform" value="sandbox"><input name="username" value="mallory"><input name="password" value="x"></form><script>document.getElementById("f").submit()</script>`;
     // localhost is another site than 127.0.0.1 (no cookie is sent); the sandbox's port is the same site, another origin.
-    for (const evil of [`http://localhost:${servicePort}/evil`, `${live.sandbox.url}/evil`]) {
+    for (const evil of [`http://localhost:${servicePort}/evil`, `${web.live.sandbox.url}/evil`]) {
       await page.route(evil, (route) => route.fulfill({ contentType: "text/html", body: attack }));
-      const response = page.waitForResponse((candidate) => candidate.url().startsWith(`${live.url}/app/accounts`) || candidate.url().includes("/app/sign-in"));
+      const response = page.waitForResponse((candidate) => candidate.url().startsWith(`${web.live.url}/app/accounts`) || candidate.url().includes("/app/sign-in"));
       await page.goto(evil);
       const answered = await response;
       expect([303, 403], evil).toContain(answered.status());
       await page.unroute(evil);
     }
-    expect((await live.api("GET", "/v1/accounts")).json.data.length).toBe(before);
+    expect((await web.live.api("GET", "/v1/accounts")).json.data.length).toBe(before);
     await page.context().close();
   });
 });
 
 describe("accounts and actions", () => {
   it("an account is added and connected through an emailed code typed in the action page's answer box", async () => {
-    const handle = await live.user("email");
-    const page = await signedInPage(person, live.url, live.key);
+    const handle = await web.live.user("email");
+    const page = await signedInPage(web.person, web.live.url, web.live.key);
     const accountId = await addAccount(page, handle);
     await expect.poll(() => page.getByRole("status").first().innerText()).toContain("Account added.");
     await page.getByRole("button", { name: "Connect" }).click();
@@ -98,19 +84,19 @@ describe("accounts and actions", () => {
     await expect.poll(() => page.locator("#countdown").innerText()).toMatch(/^\d+:\d\d$/);
     await page.screenshot({ path: "test-artifacts/web-challenge-desktop.png", fullPage: true });
     expect(await seriousViolations(page)).toEqual([]);
-    await page.getByLabel("Code").fill(await live.latestCode(handle));
+    await page.getByLabel("Code").fill(await web.live.latestCode(handle));
     await page.getByRole("button", { name: "Send answer" }).click();
     await expect.poll(() => page.locator("h2#state-title .status").innerText(), { timeout: 30_000 }).toBe("succeeded");
-    expect((await live.api("GET", `/v1/accounts/${accountId}`)).json.status).toBe("connected");
-    await page.goto(`${live.url}/app/accounts/${accountId}`);
+    expect((await web.live.api("GET", `/v1/accounts/${accountId}`)).json.status).toBe("connected");
+    await page.goto(`${web.live.url}/app/accounts/${accountId}`);
     expect(await page.locator("#status-title .status").innerText()).toBe("connected");
     await page.context().close();
   });
 
   it("on a phone: a post is run from the form built from the action reference, and the page shows it finish", async () => {
-    const handle = await live.user("none");
-    const accountId = await live.account(handle);
-    const page = await signedInPage(person, live.url, live.key, { device: PHONE });
+    const handle = await web.live.user("none");
+    const accountId = await web.live.account(handle);
+    const page = await signedInPage(web.person, web.live.url, web.live.key, { device: PHONE });
     await page.getByRole("link", { name: "Run an action" }).tap();
     await page.getByLabel("Account", { exact: true }).selectOption(accountId);
     await page.waitForURL(new RegExp(`account_id=${accountId}`));
@@ -122,16 +108,16 @@ describe("accounts and actions", () => {
     await page.waitForURL(/\/app\/actions\/act_/);
     await expect.poll(() => page.locator("h2#state-title .status").innerText(), { timeout: 30_000 }).toBe("succeeded");
     const url = await page.getByRole("link", { name: /\/posts\// }).innerText();
-    expect((await live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)).map((post: { text: string }) => post.text)).toEqual([text]);
+    expect((await web.live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)).map((post: { text: string }) => post.text)).toEqual([text]);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/posts\//);
     await page.screenshot({ path: "test-artifacts/web-action-phone.png", fullPage: true });
     await page.context().close();
   });
 
   it("a captcha is solved in the live browser opened from the action page, which then shows the action succeed", async () => {
-    const accountId = await live.account("frank");
-    const page = await signedInPage(person, live.url, live.key);
-    await page.goto(`${live.url}/app/accounts/${accountId}`);
+    const accountId = await web.live.account("frank");
+    const page = await signedInPage(web.person, web.live.url, web.live.key);
+    await page.goto(`${web.live.url}/app/accounts/${accountId}`);
     await page.getByRole("button", { name: "Connect" }).click();
     await page.waitForURL(/\/app\/actions\/act_/);
     const actionId = page.url().split("/").pop()!;
@@ -141,7 +127,7 @@ describe("accounts and actions", () => {
     const [view] = await Promise.all([page.context().waitForEvent("page"), page.getByRole("link", { name: "Open the live browser" }).click()]);
     await view.locator("#screen").waitFor({ state: "visible" });
     const word = /showing an? (\S+)/.exec(await view.locator("#message").innerText())![1]!;
-    const accountPage = live.server.executor.pages.get(actionId)!;
+    const accountPage = web.live.server.executor.pages.get(actionId)!;
     for (const tile of await accountPage.getByRole("button", { name: word, exact: true }).all()) {
       await clickThrough(view, accountPage, tile);
       await expect.poll(() => tile.getAttribute("aria-pressed")).toBe("true");
@@ -167,7 +153,7 @@ describe("every page, for people and their tools", () => {
       ["feedback", "/app/feedback"],
     ];
     for (const [name, path] of pages) {
-      await page.goto(live.url + path);
+      await page.goto(web.live.url + path);
       await page.screenshot({ path: `test-artifacts/web-${name}-${device}.png`, fullPage: true });
       found[name] = await seriousViolations(page);
     }
@@ -175,20 +161,20 @@ describe("every page, for people and their tools", () => {
   }
 
   it("have no serious or critical accessibility violations, on a desktop and on a phone, and start with a skip link", async () => {
-    const accountId = await live.account(await live.user("none"));
-    const action = await live.run(accountId, "lookup_person", { handle: "frank" });
+    const accountId = await web.live.account(await web.live.user("none"));
+    const action = await web.live.run(accountId, "lookup_person", { handle: "frank" });
     const clean = { actions: [], run: [], action: [], accounts: [], account: [], credits: [], keys: [], webhooks: [], feedback: [] };
     // The two devices at once, each in its own context of the one browser: a scan is mostly the browser's work.
     // Both run to their end before a failure of either is reported, so neither outlives the test.
     const devices = await Promise.allSettled(
       ([["desktop", DESKTOP], ["phone", PHONE]] as const).map(async ([name, device]) => {
-        const context: BrowserContext = await person.newContext(device);
+        const context: BrowserContext = await web.person.newContext(device);
         const signIn = await context.newPage();
-        await signIn.goto(`${live.url}/app/sign-in`);
+        await signIn.goto(`${web.live.url}/app/sign-in`);
         expect(await seriousViolations(signIn), `sign-in on a ${name}`).toEqual([]);
         await signIn.screenshot({ path: `test-artifacts/web-sign-in-${name}.png`, fullPage: true });
         await context.close();
-        const page = await signedInPage(person, live.url, live.key, { device });
+        const page = await signedInPage(web.person, web.live.url, web.live.key, { device });
         expect(await tour(page, name, { account: accountId, action: action.id }), `on a ${name}`).toEqual(clean);
         await page.keyboard.press("Tab");
         expect(await page.evaluate(() => document.activeElement?.textContent), `on a ${name}`).toBe("Skip to content");

@@ -1,26 +1,13 @@
 import { AxeBuilder } from "@axe-core/playwright";
-import { mkdirSync, writeFileSync } from "node:fs";
-import { chromium, type Browser, type Page } from "playwright";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
-import { startLiveService, type LiveService } from "../helpers/live-service.js";
-import { PHONE, signedInPage } from "../helpers/web-app.js";
+import { writeFileSync } from "node:fs";
+import { type Page } from "playwright";
+import { describe, expect, it } from "vitest";
+import { PHONE, signedInPage, webAppFixture } from "../helpers/web-app.js";
 
 // The account page's inbox (DESIGN §15) in real Chromium against a real service whose SMTP
 // listener the sandbox mails its codes to.
 
-let live: LiveService;
-let person: Browser;
-
-beforeAll(async () => {
-  live = await startLiveService({ inbox: true });
-  person = await chromium.launch({ executablePath: findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path, args: CHROMIUM_ARGS });
-  mkdirSync("test-artifacts", { recursive: true });
-}, 60_000);
-afterAll(async () => {
-  await person?.close();
-  await live?.close();
-});
+const web = webAppFixture({ inbox: true });
 
 /**
  * Every accessibility violation axe finds: serious or critical ones on the whole page, any at all
@@ -46,15 +33,15 @@ async function copied(page: Page, button: string): Promise<string> {
 
 describe("the account page's inbox", () => {
   it("shows the address and SMS URL with working copy buttons, the messages and what each answered, and replaces both", async () => {
-    const { accountId, handle, inbox } = await live.inboxUser("email");
-    const created = await live.api("POST", "/v1/actions", { account_id: accountId, type: "connect", params: {} });
-    expect(await live.finished(created.json.id, 60_000)).toMatchObject({ status: "succeeded", answered_by: "inbox" });
-    const code = await live.latestCode(handle);
+    const { accountId, handle, inbox } = await web.live.inboxUser("email");
+    const created = await web.live.api("POST", "/v1/actions", { account_id: accountId, type: "connect", params: {} });
+    expect(await web.live.finished(created.json.id, 60_000)).toMatchObject({ status: "succeeded", answered_by: "inbox" });
+    const code = await web.live.latestCode(handle);
     const unused = `Nothing to see here ${handle}`;
-    expect((await live.api("POST", `/v1/accounts/${accountId}/messages`, { channel: "sms", text: unused })).status).toBe(202);
+    expect((await web.live.api("POST", `/v1/accounts/${accountId}/messages`, { channel: "sms", text: unused })).status).toBe(202);
 
-    const page = await signedInPage(person, live.url, live.key, { clipboard: true });
-    await page.goto(`${live.url}/app/accounts/${accountId}`);
+    const page = await signedInPage(web.person, web.live.url, web.live.key, { clipboard: true });
+    await page.goto(`${web.live.url}/app/accounts/${accountId}`);
     expect(await page.getByLabel("E-mail address").inputValue()).toBe(inbox.email);
     expect(await page.getByLabel("SMS URL").inputValue()).toBe(inbox.sms_url);
     expect(await copied(page, "Copy the address")).toBe(inbox.email);
@@ -89,7 +76,7 @@ describe("the account page's inbox", () => {
     await page.getByRole("button", { name: "Replace address and SMS URL" }).click();
     await page.waitForURL(/done=rotated/);
     await expect.poll(() => page.getByRole("status").first().innerText()).toContain("Inbox address and SMS URL replaced");
-    const now = (await live.api("GET", `/v1/accounts/${accountId}`)).json.inbox as { email: string; sms_url: string };
+    const now = (await web.live.api("GET", `/v1/accounts/${accountId}`)).json.inbox as { email: string; sms_url: string };
     expect(now.email).not.toBe(inbox.email);
     expect(now.sms_url).not.toBe(inbox.sms_url);
     expect(await page.getByLabel("E-mail address").inputValue()).toBe(now.email);
@@ -98,19 +85,19 @@ describe("the account page's inbox", () => {
     expect((await fetch(inbox.sms_url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ text: "code 123456" }) })).status).toBe(404);
     await page.context().close();
 
-    const phone = await signedInPage(person, live.url, live.key, { device: PHONE, clipboard: true });
-    await phone.goto(`${live.url}/app/accounts/${accountId}`);
+    const phone = await signedInPage(web.person, web.live.url, web.live.key, { device: PHONE, clipboard: true });
+    await phone.goto(`${web.live.url}/app/accounts/${accountId}`);
     await phone.screenshot({ path: "/tmp/web-inbox-admin-phone.png", fullPage: true });
     expect(await violations(phone)).toEqual([]);
     await phone.context().close();
   }, 120_000);
 
   it("an operator key sees the address and SMS URL, but neither the messages nor the replace button", async () => {
-    const { accountId, inbox } = await live.inboxUser("sms");
-    expect((await live.api("POST", `/v1/accounts/${accountId}/messages`, { channel: "sms", text: "Your code is 918273" })).status).toBe(202);
-    const operator = await live.server.service.engine.keys.issue({ role: "operator" });
-    const page = await signedInPage(person, live.url, operator.key, { clipboard: true });
-    await page.goto(`${live.url}/app/accounts/${accountId}`);
+    const { accountId, inbox } = await web.live.inboxUser("sms");
+    expect((await web.live.api("POST", `/v1/accounts/${accountId}/messages`, { channel: "sms", text: "Your code is 918273" })).status).toBe(202);
+    const operator = await web.live.server.service.engine.keys.issue({ role: "operator" });
+    const page = await signedInPage(web.person, web.live.url, operator.key, { clipboard: true });
+    await page.goto(`${web.live.url}/app/accounts/${accountId}`);
     expect(await page.getByLabel("E-mail address").inputValue()).toBe(inbox.email);
     expect(await page.getByLabel("SMS URL").inputValue()).toBe(inbox.sms_url);
     expect(await copied(page, "Copy the SMS URL")).toBe(inbox.sms_url);
@@ -121,13 +108,13 @@ describe("the account page's inbox", () => {
     expect(await violations(page)).toEqual([]);
     // A forged replace from the operator's own session is refused and changes nothing.
     const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content");
-    const forged = await page.request.post(`${live.url}/app/accounts/${accountId}/inbox/rotate`, { form: { _csrf: csrf! }, headers: { origin: live.url }, maxRedirects: 0 });
+    const forged = await page.request.post(`${web.live.url}/app/accounts/${accountId}/inbox/rotate`, { form: { _csrf: csrf! }, headers: { origin: web.live.url }, maxRedirects: 0 });
     expect(forged.status()).toBe(403);
-    expect((await live.api("GET", `/v1/accounts/${accountId}`)).json.inbox).toEqual(inbox);
+    expect((await web.live.api("GET", `/v1/accounts/${accountId}`)).json.inbox).toEqual(inbox);
     await page.context().close();
 
-    const readOnly = await signedInPage(person, live.url, (await live.server.service.engine.keys.issue({ role: "read_only" })).key, { clipboard: true });
-    await readOnly.goto(`${live.url}/app/accounts/${accountId}`);
+    const readOnly = await signedInPage(web.person, web.live.url, (await web.live.server.service.engine.keys.issue({ role: "read_only" })).key, { clipboard: true });
+    await readOnly.goto(`${web.live.url}/app/accounts/${accountId}`);
     expect(await readOnly.getByRole("heading", { name: "Inbox" }).count()).toBe(0);
     expect(await readOnly.content()).not.toContain(inbox.sms_url);
     await readOnly.context().close();

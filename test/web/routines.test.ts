@@ -1,37 +1,24 @@
-import { mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { chromium, type Browser } from "playwright";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
+import { describe, expect, it } from "vitest";
 import { declaredDriver } from "../../src/platforms/declared/index.js";
-import { startLiveService, type LiveService } from "../helpers/live-service.js";
-import { DESKTOP, PHONE, seriousViolations, signedInPage } from "../helpers/web-app.js";
+import { DESKTOP, PHONE, seriousViolations, signedInPage, webAppFixture } from "../helpers/web-app.js";
 
 // Routines in the web app as a person uses them: real Chromium (desktop and phone) against a real
 // service, real SQLite and the real sandbox; routines saved through REST (and one version over MCP,
 // from a browser_steps action), as agents and programs save them.
 
-let live: LiveService;
-let person: Browser;
-
-beforeAll(async () => {
+const web = webAppFixture(async () => {
   // A second platform (the sandbox's declared driver) for the list's platform filter.
   const file = JSON.parse(await readFile(join(import.meta.dirname, "..", "..", "examples", "drivers", "sandbox.platform.json"), "utf8"));
-  live = await startLiveService({ sandboxDrivers: [declaredDriver(file, "sandbox.platform.json")] });
-  person = await chromium.launch({ executablePath: findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path, args: CHROMIUM_ARGS });
-  mkdirSync("test-artifacts", { recursive: true });
-}, 60_000);
-afterAll(async () => {
-  await person?.close();
-  await live?.close();
+  return { sandboxDrivers: [declaredDriver(file, "sandbox.platform.json")] };
 });
 
 async function postsBy(handle: string): Promise<string[]> {
-  return ((await live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)) as { text: string }[]).map((post) => post.text);
+  return ((await web.live.sandboxApi("GET", `/_sandbox/posts?author=${handle}`)) as { text: string }[]).map((post) => post.text);
 }
 
 /** A note posted on the sandbox's home page: its text, then a signature typed as a secret. */
@@ -63,7 +50,7 @@ describe("routines in the web app", () => {
   let taughtFrom: string;
 
   it("with none saved, the routines page (in the navigation) says how routines are made", async () => {
-    const page = await signedInPage(person, live.url, live.key);
+    const page = await signedInPage(web.person, web.live.url, web.live.key);
     await page.getByRole("link", { name: "Routines" }).click();
     await page.waitForURL(/\/app\/routines$/);
     expect(await page.getByRole("link", { name: "Routines" }).getAttribute("aria-current")).toBe("page");
@@ -76,28 +63,28 @@ describe("routines in the web app", () => {
   });
 
   it("a routine's page shows its versions (the action a version was saved from, linked, and its params) and the latest steps as a person reads them", async () => {
-    handle = await live.user("none");
-    accountId = await live.account(handle);
-    expect((await live.api("POST", "/v1/routines", SIGNED_NOTE)).status).toBe(201);
+    handle = await web.live.user("none");
+    accountId = await web.live.account(handle);
+    expect((await web.live.api("POST", "/v1/routines", SIGNED_NOTE)).status).toBe(201);
     // Version 2 saved over MCP from a browser_steps action that succeeded, as an agent saves one.
     const typed = `Taught ${Date.now()}`;
-    const taught = await live.run(accountId, "browser_steps", {
+    const taught = await web.live.run(accountId, "browser_steps", {
       // A selector: saved as the run found its element, by role and accessible name.
       steps: [{ goto: "/" }, { fill: `role=textbox[name="What's on your mind?"]`, value: typed }, { click: { role: "button", name: "Post", exact: true } }, { wait_for: { text: "Your post is live." } }],
     });
     expect(taught.status).toBe("succeeded");
     taughtFrom = taught.id;
     const client = new Client({ name: "web-test", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${live.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${live.key}` } } }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${web.live.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${web.live.key}` } } }));
     const saved = (await client.callTool({ name: "save_routine", arguments: { platform: "sandbox", name: "post_note", from_action_id: taught.id, params: { text: typed }, description: "Posts a note." } })) as CallToolResult;
     await client.close();
     expect(saved.isError ?? false).toBe(false);
     // Version 2 through REST: the same steps, waiting for the post to show.
-    const version2 = await live.api("PUT", "/v1/routines/post_note", { params: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }, steps: [...(saved.structuredContent as { steps: unknown[] }).steps, { wait_for: { role: "status" } }] });
+    const version2 = await web.live.api("PUT", "/v1/routines/post_note", { params: { type: "object", properties: { text: { type: "string" } }, required: ["text"] }, steps: [...(saved.structuredContent as { steps: unknown[] }).steps, { wait_for: { role: "status" } }] });
     expect(version2.status).toBe(200);
 
-    const page = await signedInPage(person, live.url, live.key);
-    await page.goto(`${live.url}/app/routines`);
+    const page = await signedInPage(web.person, web.live.url, web.live.key);
+    await page.goto(`${web.live.url}/app/routines`);
     const rows = page.locator("tbody tr");
     await expect.poll(() => rows.count()).toBe(2);
     const listed = await page.locator("main").innerText();
@@ -121,7 +108,7 @@ describe("routines in the web app", () => {
     expect(await versions.nth(1).getByRole("link", { name: taughtFrom }).getAttribute("href")).toBe(`/app/actions/${taughtFrom}`);
     expect(await versions.nth(1).locator('td[data-label="Params"]').innerText()).toBe("text");
 
-    await page.goto(`${live.url}/app/routines/signed_note`);
+    await page.goto(`${web.live.url}/app/routines/signed_note`);
     expect(await page.locator("ol.steps li").allInnerTexts()).toEqual([
       "open /",
       'fill field labelled "What\'s on your mind?" with {{text}} {{signature}}',
@@ -136,8 +123,8 @@ describe("routines in the web app", () => {
 
   it("runs from the form its params schema builds: a refusal shown in the form, then succeeded with the post on the sandbox, and the secret typed in a password input on no page afterwards", async () => {
     const secret = `sig${Date.now().toString(36)}qq`;
-    const page = await signedInPage(person, live.url, live.key);
-    await page.goto(`${live.url}/app/routines/signed_note`);
+    const page = await signedInPage(web.person, web.live.url, web.live.key);
+    await page.goto(`${web.live.url}/app/routines/signed_note`);
     const signature = page.getByLabel("Signature");
     expect(await signature.getAttribute("type")).toBe("password");
     expect(await page.getByLabel("Text").getAttribute("required")).not.toBeNull();
@@ -164,17 +151,17 @@ describe("routines in the web app", () => {
     const actionId = page.url().split("/").pop()!;
     await expect.poll(() => page.locator("h2#state-title .status").innerText(), { timeout: 45_000 }).toBe("succeeded");
     expect(await postsBy(handle)).toContain(`${text} ${secret}`);
-    expect((await live.api("GET", `/v1/actions/${actionId}`)).json.params).toEqual({ routine: "signed_note", params: { text, signature: "[secret]" }, version: 1 });
+    expect((await web.live.api("GET", `/v1/actions/${actionId}`)).json.params).toEqual({ routine: "signed_note", params: { text, signature: "[secret]" }, version: 1 });
 
     for (const path of [`/app/actions/${actionId}`, "/app/actions", "/app/routines", `/app/accounts/${accountId}`, "/app/routines/signed_note"]) {
-      await page.goto(live.url + path);
+      await page.goto(web.live.url + path);
       expect(await page.content(), path).not.toContain(secret);
     }
     // The routine's page lists the run with the version it ran; the list shows it as the last run.
     const runs = page.getByRole("table", { name: "The routine's last runs, newest first" });
     expect(await runs.getByRole("link", { name: actionId }).isVisible()).toBe(true);
     expect(await runs.innerText()).toContain("succeeded");
-    await page.goto(`${live.url}/app/routines`);
+    await page.goto(`${web.live.url}/app/routines`);
     const row = page.locator("tbody tr", { hasText: "signed_note" });
     expect(await row.getByRole("link", { name: "succeeded" }).getAttribute("href")).toBe(`/app/actions/${actionId}`);
     expect(await page.locator("tbody tr", { hasText: "post_note" }).innerText()).toContain("never run");
@@ -182,11 +169,11 @@ describe("routines in the web app", () => {
   }, 90_000);
 
   it("the list filters by platform, and says when a platform has none", async () => {
-    const page = await signedInPage(person, live.url, live.key);
-    await page.goto(`${live.url}/app/routines?platform=sandbox-declared`);
+    const page = await signedInPage(web.person, web.live.url, web.live.key);
+    await page.goto(`${web.live.url}/app/routines?platform=sandbox-declared`);
     expect(await page.locator("main").innerText()).toContain("No routine for this platform.");
-    expect((await live.api("POST", "/v1/routines", { platform: "sandbox-declared", name: "open_home", params: { type: "object" }, steps: [{ goto: "/" }] })).status).toBe(201);
-    await page.goto(`${live.url}/app/routines`);
+    expect((await web.live.api("POST", "/v1/routines", { platform: "sandbox-declared", name: "open_home", params: { type: "object" }, steps: [{ goto: "/" }] })).status).toBe(201);
+    await page.goto(`${web.live.url}/app/routines`);
     await expect.poll(() => page.locator("tbody tr").count()).toBe(3);
     await page.getByLabel("Platform").selectOption("sandbox-declared");
     await page.waitForURL(/platform=sandbox-declared$/);
@@ -198,48 +185,48 @@ describe("routines in the web app", () => {
   });
 
   it("a read_only key sees no run form and no delete, and a delete it posts anyway is refused and deletes nothing", async () => {
-    const readOnly = await signedInPage(person, live.url, (await live.server.service.engine.keys.issue({ role: "read_only" })).key);
-    await readOnly.goto(`${live.url}/app/routines/post_note`);
+    const readOnly = await signedInPage(web.person, web.live.url, (await web.live.server.service.engine.keys.issue({ role: "read_only" })).key);
+    await readOnly.goto(`${web.live.url}/app/routines/post_note`);
     expect(await readOnly.getByRole("heading", { name: "Steps of version 2" }).isVisible()).toBe(true);
     expect(await readOnly.getByRole("button", { name: "Delete" }).count()).toBe(0);
     expect(await readOnly.getByRole("button", { name: "Run", exact: true }).count()).toBe(0);
     const csrf = await readOnly.locator('meta[name="csrf-token"]').getAttribute("content");
-    const forged = await readOnly.request.post(`${live.url}/app/routines/post_note/delete`, { form: { _csrf: csrf!, confirm: "yes" }, headers: { origin: live.url }, maxRedirects: 0 });
+    const forged = await readOnly.request.post(`${web.live.url}/app/routines/post_note/delete`, { form: { _csrf: csrf!, confirm: "yes" }, headers: { origin: web.live.url }, maxRedirects: 0 });
     expect(forged.status()).toBe(403);
-    expect((await live.api("GET", "/v1/routines/post_note")).status).toBe(200);
+    expect((await web.live.api("GET", "/v1/routines/post_note")).status).toBe(200);
     await readOnly.context().close();
   });
 
   it("delete asks for confirmation, refuses a post from another origin, then the routine is gone and can no longer run", async () => {
-    const page = await signedInPage(person, live.url, live.key);
-    await page.goto(`${live.url}/app/routines/post_note`);
+    const page = await signedInPage(web.person, web.live.url, web.live.key);
+    await page.goto(`${web.live.url}/app/routines/post_note`);
     const csrf = await page.locator('meta[name="csrf-token"]').getAttribute("content");
-    const crossSite = await page.request.post(`${live.url}/app/routines/post_note/delete`, { form: { _csrf: csrf!, confirm: "yes" }, headers: { origin: live.sandbox.url }, maxRedirects: 0 });
+    const crossSite = await page.request.post(`${web.live.url}/app/routines/post_note/delete`, { form: { _csrf: csrf!, confirm: "yes" }, headers: { origin: web.live.sandbox.url }, maxRedirects: 0 });
     expect(crossSite.status()).toBe(403);
-    const unconfirmed = await page.request.post(`${live.url}/app/routines/post_note/delete`, { form: { _csrf: csrf! }, headers: { origin: live.url }, maxRedirects: 0 });
+    const unconfirmed = await page.request.post(`${web.live.url}/app/routines/post_note/delete`, { form: { _csrf: csrf! }, headers: { origin: web.live.url }, maxRedirects: 0 });
     expect(unconfirmed.status()).toBe(422);
     expect(await unconfirmed.text()).toContain("Tick the box to confirm");
-    expect((await live.api("GET", "/v1/routines/post_note")).status).toBe(200);
+    expect((await web.live.api("GET", "/v1/routines/post_note")).status).toBe(200);
 
     await page.getByLabel("Yes, delete post_note").check();
     await page.getByRole("button", { name: "Delete" }).click();
     await page.waitForURL(/\/app\/routines\?done=deleted$/);
     expect(await page.getByRole("status").first().innerText()).toContain("Routine deleted");
     expect(await page.locator("main").innerText()).not.toContain("post_note");
-    expect((await live.api("GET", "/v1/routines/post_note")).status).toBe(404);
-    const run = await live.api("POST", "/v1/actions", { account_id: accountId, type: "routine", params: { routine: "post_note", params: { text: "x" } } });
+    expect((await web.live.api("GET", "/v1/routines/post_note")).status).toBe(404);
+    const run = await web.live.api("POST", "/v1/actions", { account_id: accountId, type: "routine", params: { routine: "post_note", params: { text: "x" } } });
     expect(run.status).toBe(422);
     // The action it was saved from stays readable.
-    await page.goto(`${live.url}/app/actions/${taughtFrom}`);
+    await page.goto(`${web.live.url}/app/actions/${taughtFrom}`);
     expect(await page.locator("h2#state-title .status").innerText()).toBe("succeeded");
     await page.context().close();
   });
 
   it("the pages have no serious or critical accessibility violations, on a desktop and on a phone", async () => {
     for (const [name, device] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
-      const page = await signedInPage(person, live.url, live.key, { device });
+      const page = await signedInPage(web.person, web.live.url, web.live.key, { device });
       for (const [shot, path] of [["routines", "/app/routines"], ["routine", "/app/routines/signed_note"]] as const) {
-        await page.goto(live.url + path);
+        await page.goto(web.live.url + path);
         await page.screenshot({ path: `test-artifacts/web-${shot}-${name}.png`, fullPage: true });
         expect(await seriousViolations(page), `${path} on a ${name}`).toEqual([]);
       }
