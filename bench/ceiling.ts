@@ -5,22 +5,33 @@
  * `browser_steps` needs at least one step, so it is one that reads the page it is on
  * (`extract_text` of `h1`), after the driver's own check that the account is signed in (it opens
  * the feed, in the account's kept page). Every coordinator's browsers are on one
- * `action-service browser-server`, so browser capacity does not grow with N. `BENCH_CEILING_CLIENTS`
- * (16) accounts, connected and warmed, each a client with one action in flight at a time, created
- * through the coordinators in turn, for `BENCH_CEILING_SECONDS` (20) after a warm-up of 5 s.
+ * `action-service browser-server`, so browser capacity does not grow with N.
+ *
+ * The three fleets of a store are up together for the whole measure, each with
+ * `BENCH_CEILING_CLIENTS` (16) accounts, connected, each a client with one action in flight at a
+ * time, created through the fleet's coordinators in turn. The fleets take turns, a round of
+ * `BENCH_CEILING_SECONDS` (10) each (1, 2, 3, then 3, 2, 1, …: the machine's speed drifts by tens
+ * of percent over minutes, and no fleet always goes first): first unmeasured rounds for
+ * `BENCH_CEILING_WARM_UP_SECONDS` (30) each — a coordinator's first seconds are its code being
+ * compiled (three fresh processes compile three times), not coordination — then
+ * `BENCH_CEILING_ROUNDS` (4) measured ones.
  */
-import { runAction, withFleet, type Fleet } from "./fleet.js";
+import { runAction, startFleet, type Fleet } from "./fleet.js";
 import type { BenchDatabase } from "./postgres.js";
 
 const CLIENTS = Number(process.env.BENCH_CEILING_CLIENTS ?? 16);
-const SECONDS = Number(process.env.BENCH_CEILING_SECONDS ?? 20);
-const WARM_UP_SECONDS = 5;
+const SECONDS = Number(process.env.BENCH_CEILING_SECONDS ?? 10);
+const ROUNDS = Math.max(2, Number(process.env.BENCH_CEILING_ROUNDS ?? 4));
+const WARM_UP_SECONDS = Number(process.env.BENCH_CEILING_WARM_UP_SECONDS ?? 30);
+const COUNTS = [1, 2, 3] as const;
 const TRIVIAL = { steps: [{ extract_text: "h1", as: "heading" }] };
 
 export interface CeilingRun {
   store: "postgres" | "sqlite";
   coordinators: number;
   actionsPerSecond: number;
+  /** Each round's actions/s, in order. */
+  rounds: number[];
   /** Node CPU of all coordinators per action (ms). */
   cpuMsPerAction: number;
   /** Creates sent again after a 503. */
@@ -42,20 +53,60 @@ async function drive(fleet: Fleet, ids: readonly string[], until: number): Promi
   return { done, resent };
 }
 
-/** One set-up: `count` coordinators on `database` (none: one shared SQLite data dir), all on the browser server `browsers`. */
-export async function ceiling(sandboxUrl: string, browsers: string, count: number, database?: BenchDatabase): Promise<CeilingRun> {
+/** One round of `fleet`: actions ended ÷ the time until the last one started in the window ended, with the coordinators' CPU. */
+async function round(fleet: Fleet, ids: readonly string[]): Promise<{ done: number; seconds: number; cpuMs: number; resent: number }> {
+  const cpuBefore = fleet.cpuMs();
+  const started = performance.now();
+  const { done, resent } = await drive(fleet, ids, started + SECONDS * 1000);
+  const seconds = (performance.now() - started) / 1000;
+  return { done, seconds, cpuMs: fleet.cpuMs().reduce((sum, used, i) => sum + used - cpuBefore[i]!, 0), resent };
+}
+
+/**
+ * One store's three fleets, of 1, 2 and 3 coordinators, on `database()` (a fresh PostgreSQL
+ * database each; none: a SQLite data dir each, its coordinators sharing it), all on the browser
+ * server `browsers`.
+ */
+export async function ceilings(sandboxUrl: string, browsers: string, database?: () => Promise<BenchDatabase>): Promise<CeilingRun[]> {
   const store = database ? "postgres" : "sqlite";
-  return withFleet({ sandboxUrl, count, browsers, label: `p-${store}-${count}`, env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: String(CLIENTS) }, ...(database ? { database } : {}) }, async (fleet) => {
-    const ids = await fleet.accounts(CLIENTS);
-    await Promise.all(ids.map((id) => runAction(fleet.next(), fleet.key, id, "connect")));
-    await drive(fleet, ids, performance.now() + WARM_UP_SECONDS * 1000);
-    const cpuBefore = fleet.cpuMs();
-    const started = performance.now();
-    const { done, resent } = await drive(fleet, ids, started + SECONDS * 1000);
-    // Counted to the last one's end: every client's last action started within the window.
-    const seconds = (performance.now() - started) / 1000;
-    const cpuMs = fleet.cpuMs().reduce((sum, used, i) => sum + used - cpuBefore[i]!, 0);
-    console.log(`(p) ${store}, ${count} coordinators: ${(done / seconds).toFixed(2)} actions/s`);
-    return { store, coordinators: count, actionsPerSecond: done / seconds, cpuMsPerAction: cpuMs / done, resent };
-  });
+  const fleets: Fleet[] = [];
+  try {
+    for (const count of COUNTS) {
+      fleets.push(await startFleet({ sandboxUrl, count, browsers, label: `p-${store}-${count}`, env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: String(CLIENTS) }, ...(database ? { database: await database() } : {}) }));
+    }
+    const accounts: string[][] = [];
+    for (const fleet of fleets) {
+      const ids = await fleet.accounts(CLIENTS);
+      await Promise.all(ids.map((id) => runAction(fleet.next(), fleet.key, id, "connect")));
+      accounts.push(ids);
+    }
+    // The warm-up is rounds too, in turn: a fleet left idle for a minute while the others warmed
+    // would find its kept pages closed (they close after 60 s idle) and start its first round cold.
+    const warmUpRounds = Math.ceil(WARM_UP_SECONDS / SECONDS);
+    const totals = fleets.map(() => ({ done: 0, seconds: 0, cpuMs: 0, resent: 0, rounds: [] as number[] }));
+    for (let r = -warmUpRounds; r < ROUNDS; r++) {
+      const order = (r + warmUpRounds) % 2 === 0 ? [0, 1, 2] : [2, 1, 0];
+      for (const side of order) {
+        const result = await round(fleets[side]!, accounts[side]!);
+        if (r < 0) continue;
+        const total = totals[side]!;
+        total.done += result.done;
+        total.seconds += result.seconds;
+        total.cpuMs += result.cpuMs;
+        total.resent += result.resent;
+        total.rounds.push(result.done / result.seconds);
+        console.log(`(p) ${store}, round ${r + 1}, ${COUNTS[side]} coordinators: ${(result.done / result.seconds).toFixed(2)} actions/s`);
+      }
+    }
+    return totals.map((total, i) => ({
+      store,
+      coordinators: COUNTS[i]!,
+      actionsPerSecond: total.done / total.seconds,
+      rounds: total.rounds,
+      cpuMsPerAction: total.cpuMs / total.done,
+      resent: total.resent,
+    }));
+  } finally {
+    await Promise.all(fleets.map((fleet) => fleet.stop()));
+  }
 }

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSandboxProcess, type CliProcess } from "../test/chaos/kill-support.js";
-import { ceiling, type CeilingRun } from "./ceiling.js";
+import { ceilings, type CeilingRun } from "./ceiling.js";
 import { fleetStatements, type FleetStatements } from "./fleet-statements.js";
 import { startBrowserServer, stopProcess } from "./fleet.js";
 import { startBenchPostgres, type BenchPostgres } from "./postgres.js";
@@ -41,9 +41,8 @@ export async function fleetFigures(only: { statements: boolean; shared: boolean;
       figures.sharedFloor = await sharedBrowserFloor(sandbox.url, browsers!.endpoint);
     }
     if (only.ceiling) {
-      figures.ceiling = [];
-      for (const count of [1, 2, 3]) figures.ceiling.push(await ceiling(sandbox.url, browsers!.endpoint, count, await postgres.database()));
-      for (const count of [1, 2, 3]) figures.ceiling.push(await ceiling(sandbox.url, browsers!.endpoint, count));
+      const database = postgres.database.bind(postgres);
+      figures.ceiling = [...(await ceilings(sandbox.url, browsers!.endpoint, database)), ...(await ceilings(sandbox.url, browsers!.endpoint))];
     }
     return figures;
   } finally {

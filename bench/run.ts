@@ -316,8 +316,8 @@ async function main(): Promise<void> {
       const base = (store: "postgres" | "sqlite"): number => fleet.ceiling!.find((run) => run.store === store && run.coordinators === 1)!.actionsPerSecond;
       const resent = fleet.ceiling.reduce((sum, run) => sum + run.resent, 0);
       report([
-        `(p) the coordination ceiling: actions/s of a trivial browser_steps (one extract_text) on warm accounts, ${process.env.BENCH_CEILING_CLIENTS ?? 16} clients, N coordinators on one browser server`,
-        `PostgreSQL (${synced}) ${line("postgres", (run) => times(run.actionsPerSecond, base("postgres"), 2))}; SQLite (one data dir) ${line("sqlite", (run) => times(run.actionsPerSecond, base("sqlite"), 2))}${resent ? `; ${resent} creates sent again after a 503` : ""}`,
+        `(p) the coordination ceiling: actions/s of a trivial browser_steps (one extract_text) on warm accounts, ${process.env.BENCH_CEILING_CLIENTS ?? 16} clients, N coordinators on one browser server, the three fleets of a store warmed, then alternating rounds`,
+        `PostgreSQL (${synced}) ${line("postgres", (run) => times(run.actionsPerSecond, base("postgres"), 2))}; SQLite (one data dir) ${line("sqlite", (run) => times(run.actionsPerSecond, base("sqlite"), 2))}${resent ? `; ${resent} creates sent again after a 503` : ""}; rounds: ${fleet.ceiling.map((run) => `${run.store === "postgres" ? "PG" : "SQLite"} ${run.coordinators}: ${run.rounds.map((r) => r.toFixed(2)).join(" ")}`).join("; ")}`,
         "2 and 3 ≥ ×1.0",
       ]);
       report([

@@ -60,7 +60,7 @@ it("sixteen runs ending at once: every write lands once, and PostgreSQL refuses 
     expect(await h.store.accounts.getSecret(account, "session")).toContain('"sid"');
   }
   expect((await accountEvents()) - accountEventsBefore).toBe(ACCOUNTS);
-  const [{ balance }] = await rows<{ balance: string }>(h.store, sql`SELECT balance::text AS balance FROM workspaces WHERE id = ${h.workspaceId}`);
-  const [{ sum }] = await rows<{ sum: string }>(h.store, sql`SELECT coalesce(sum(amount), 0)::text AS sum FROM credit_ledger WHERE workspace_id = ${h.workspaceId}`);
+  const { balance } = (await rows<{ balance: string }>(h.store, sql`SELECT balance::text AS balance FROM workspaces WHERE id = ${h.workspaceId}`))[0]!;
+  const { sum } = (await rows<{ sum: string }>(h.store, sql`SELECT coalesce(sum(amount), 0)::text AS sum FROM credit_ledger WHERE workspace_id = ${h.workspaceId}`))[0]!;
   expect(Number(sum)).toBe(Number(balance));
 });
