@@ -13,19 +13,23 @@ export const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 84
  * For one test file of the web app: a live service (started with `options`, or with what
  * `options()` makes when they need what the file reads first) and a person's Chromium, started
  * before the file's tests and closed after them, and `test-artifacts/` for their screenshots.
+ * `timeouts`: how long starting and stopping may take (a file that starts more, e.g. a devnet).
  */
-export function webAppFixture(options: LiveServiceOptions | (() => Promise<LiveServiceOptions>) = {}): { readonly live: LiveService; readonly person: Browser } {
+export function webAppFixture(
+  options: LiveServiceOptions | (() => Promise<LiveServiceOptions>) = {},
+  timeouts: { startMs?: number; stopMs?: number } = {},
+): { readonly live: LiveService; readonly person: Browser } {
   let live: LiveService | undefined;
   let person: Browser | undefined;
   beforeAll(async () => {
     live = await startLiveService(typeof options === "function" ? await options() : options);
     person = await chromium.launch({ executablePath: findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path, args: CHROMIUM_ARGS });
     mkdirSync("test-artifacts", { recursive: true });
-  }, 60_000);
+  }, timeouts.startMs ?? 60_000);
   afterAll(async () => {
     await person?.close();
     await live?.close();
-  });
+  }, timeouts.stopMs);
   return {
     get live() {
       if (!live) throw new Error("the live service is started before the file's tests: read it inside one");

@@ -1,11 +1,9 @@
-import { mkdirSync } from "node:fs";
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from "playwright";
+import type { BrowserContext, BrowserContextOptions, Page } from "playwright";
 import { createPublicClient, http, parseAbi, type Address, type Hex, type TypedDataDomain } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHROMIUM_ARGS, findChromium } from "../../src/browser/executable.js";
+import { afterAll, describe, expect, it } from "vitest";
 import { startDevnet, type Devnet } from "../../src/payments/devnet/index.js";
-import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { PHONE, webAppFixture } from "../helpers/web-app.js";
 
 // A person tops up credits on the web app's Credits page, paying with x402 from a browser wallet:
 // real Chromium, a real service (SQLite, HTTP on 127.0.0.1) and the real local devnet (ganache,
@@ -15,26 +13,21 @@ import { startLiveService, type LiveService } from "../helpers/live-service.js";
 
 const TOKEN = parseAbi(["function balanceOf(address) view returns (uint256)"]);
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
-const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
 /** Settling waits for a block on the devnet; the page then waits 1.2 s before it reloads. */
 const PAYMENT_TIMEOUT = 30_000;
 
 let devnet: Devnet;
-let live: LiveService;
-let browser: Browser;
-
-beforeAll(async () => {
-  devnet = await startDevnet();
-  live = await startLiveService({ env: devnet.env });
-  browser = await chromium.launch({ executablePath: findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path, args: CHROMIUM_ARGS });
-  mkdirSync("test-artifacts", { recursive: true });
-}, 120_000);
-
+// Registered before the fixture's: after-hooks run last-registered first, so the devnet closes after the service.
 afterAll(async () => {
-  await browser?.close();
-  await live?.close();
   await devnet?.close();
 }, 60_000);
+const web = webAppFixture(
+  async () => {
+    devnet = await startDevnet();
+    return { env: devnet.env };
+  },
+  { startMs: 120_000, stopMs: 60_000 },
+);
 
 interface WalletOptions {
   /** The chain the wallet is on until the page asks it to switch; the devnet's by default. */
@@ -138,11 +131,11 @@ function typedDataForViem(typed: Eip712Json) {
 /** Signs in with the key (as a person does, through the form) and opens the Credits page. */
 async function signedInCreditsPage(context: BrowserContext, key: string): Promise<Page> {
   const page = await context.newPage();
-  await page.goto(`${live.url}/app/sign-in`);
+  await page.goto(`${web.live.url}/app/sign-in`);
   await page.locator("#key").fill(key);
   await page.getByRole("button", { name: "Sign in" }).click();
   await page.waitForURL(/\/app\/actions/);
-  await page.goto(`${live.url}/app/credits`);
+  await page.goto(`${web.live.url}/app/credits`);
   return page;
 }
 
@@ -150,8 +143,8 @@ async function shownBalance(page: Page): Promise<number> {
   return Number(await page.locator("#balance").innerText());
 }
 
-async function apiBalance(key = live.key): Promise<number> {
-  const response = await live.api("GET", "/v1/credits", undefined, { key });
+async function apiBalance(key = web.live.key): Promise<number> {
+  const response = await web.live.api("GET", "/v1/credits", undefined, { key });
   expect(response.status).toBe(200);
   return response.json.balance as number;
 }
@@ -182,9 +175,9 @@ describe("topping up credits from the Credits page with a browser wallet", () =>
   const pricePerCredit = () => BigInt(devnet.env.ACTION_SERVICE_X402_PRICE_PER_CREDIT!);
 
   it("an admin pays 50 credits with the wallet: the balance, the ledger and the chain all show it", async () => {
-    const context = await browser.newContext(DESKTOP);
+    const context = await web.person.newContext(DESKTOP);
     const wallet = await installWallet(context);
-    const page = await signedInCreditsPage(context, live.key);
+    const page = await signedInCreditsPage(context, web.live.key);
     const balanceBefore = await shownBalance(page);
     expect(balanceBefore).toBe(await apiBalance());
     const payerBefore = await usdcBalance(devnet.payer);
@@ -218,9 +211,9 @@ describe("topping up credits from the Credits page with a browser wallet", () =>
   });
 
   it("on a phone, a wallet on another chain is asked to switch to the devnet and the top-up is paid", async () => {
-    const context = await browser.newContext(PHONE);
+    const context = await web.person.newContext(PHONE);
     const wallet = await installWallet(context, { chainId: 1 });
-    const page = await signedInCreditsPage(context, live.key);
+    const page = await signedInCreditsPage(context, web.live.key);
     const balanceBefore = await apiBalance();
     const payerBefore = await usdcBalance(devnet.payer);
 
@@ -238,16 +231,16 @@ describe("topping up credits from the Credits page with a browser wallet", () =>
   });
 
   it("a person who declines in the wallet is told so, and nothing is paid or credited", async () => {
-    const context = await browser.newContext(DESKTOP);
+    const context = await web.person.newContext(DESKTOP);
     const wallet = await installWallet(context, { refuseToSign: true });
-    const page = await signedInCreditsPage(context, live.key);
+    const page = await signedInCreditsPage(context, web.live.key);
     const balanceBefore = await apiBalance();
     const payerBefore = await usdcBalance(devnet.payer);
 
     expect(await payTopUp(page, 20)).toBe("You declined in the wallet; nothing was paid.");
 
     expect(wallet.methods).toContain("eth_signTypedData_v4");
-    expect(page.url()).toBe(`${live.url}/app/credits`);
+    expect(page.url()).toBe(`${web.live.url}/app/credits`);
     expect(await shownBalance(page)).toBe(balanceBefore);
     expect(await apiBalance()).toBe(balanceBefore);
     expect(await usdcBalance(devnet.payer)).toBe(payerBefore);
@@ -256,8 +249,8 @@ describe("topping up credits from the Credits page with a browser wallet", () =>
   });
 
   it("a browser without a wallet is told none was found, and nothing changes", async () => {
-    const context = await browser.newContext(DESKTOP);
-    const page = await signedInCreditsPage(context, live.key);
+    const context = await web.person.newContext(DESKTOP);
+    const page = await signedInCreditsPage(context, web.live.key);
     expect(await page.evaluate(() => "ethereum" in window)).toBe(false);
     const balanceBefore = await apiBalance();
     const payerBefore = await usdcBalance(devnet.payer);
@@ -271,8 +264,8 @@ describe("topping up credits from the Credits page with a browser wallet", () =>
   });
 
   it("an operator key sees no top-up form, and the top-up endpoint refuses it with 403", async () => {
-    const operator = await live.server.service.engine.keys.issue({ role: "operator" });
-    const context = await browser.newContext(DESKTOP);
+    const operator = await web.live.server.service.engine.keys.issue({ role: "operator" });
+    const context = await web.person.newContext(DESKTOP);
     const page = await signedInCreditsPage(context, operator.key);
     await expect.poll(() => page.locator("#balance").count()).toBe(1);
     expect(await page.locator("#top-up").count()).toBe(0);
