@@ -59,4 +59,18 @@ describe("a batched claim", () => {
     expect(counts[2]).toBe(counts[0]);
     expect(counts[0]).toBeLessThanOrEqual(8);
   });
+
+  it("says whether claimable work was left once its limit was reached: the others are woken only then", { timeout: 60_000 }, async () => {
+    const h = await queued(3);
+    const { lifecycle, runnerId, leaseNow } = await claimer(h);
+    const claim = (limit: number) => lifecycle.claim(runnerId, { limit, skipAccounts: new Set(), holds: async () => true, leaseNow });
+    const first = await claim(2);
+    expect(first.taken).toHaveLength(2);
+    expect(first.more).toBe(true);
+    // The one left was only looked at: still queued, and the next claim takes it.
+    const last = await claim(2);
+    expect(last.taken).toHaveLength(1);
+    expect(last.more).toBe(false);
+    expect((await claim(1)).more).toBe(false);
+  });
 });

@@ -192,6 +192,27 @@ describe("wake-ups on PostgreSQL", () => {
     held.open();
   });
 
+  it("a claim that fills its coordinator's last free slot with the last queued action wakes no one: B sends no statement", { timeout: 90_000 }, async () => {
+    const first = await createHarness({ executor: new ScriptedExecutor(), engine: { ...QUIET, maxConcurrent: 1 } });
+    open.push(first);
+    const b = await createHarness({ executor: new ScriptedExecutor(), engine: QUIET, location: first.location, masterKey: first.masterKey, adminKey: first.adminKey, clock: first.clock });
+    open.push(b);
+    const a = first;
+    const accountId = await account(a, "one-slot");
+    const warmUp = await post(a, accountId, "warm-up");
+    await eventually(async () => (await statusOf(a, warmUp)) === "succeeded", { what: "the warm-up post" });
+    await quiet(b);
+    const before = b.store.statementCount;
+    // Each post fills A's one slot (its claim takes as many as it may): nothing else is queued.
+    for (let i = 0; i < 3; i++) {
+      const id = await post(a, accountId, `post ${i}`);
+      await eventually(async () => (await statusOf(a, id)) === "succeeded", { what: `post ${i} to run on A` });
+    }
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    // The old code woke every other coordinator at each such claim: B claimed (and found nothing) three times.
+    expect(b.store.statementCount - before).toBe(0);
+  });
+
   it("a coordinator's own commits wake none of its own followers: no claim beyond its own, no read of its own changes", { timeout: 90_000 }, async () => {
     const [a] = await coordinators(1);
     const { lifecycle } = a.engine.core;

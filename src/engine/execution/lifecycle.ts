@@ -120,14 +120,20 @@ export class Lifecycle {
    * of the starts their paces count, one take, one insert of their events, whatever their number.
    * Affinity: accounts warm here (`warmAccounts`, or run last by this runner) come first; an account
    * another live runner with a free slot ran last is left to it for `PASS_OVER_MS` (`claimable`).
+   *
+   * `more` says whether claimable work was left behind once `limit` was reached (each round looks
+   * at one candidate more than it may take): only then are the other coordinators worth waking
+   * (the runner's `#wakeClaimers`). A claim that filled its last free slot with the last queued
+   * action wakes no one: with N coordinators, each such claim used to cost every other one a claim
+   * transaction for nothing.
    */
   async claim(
     runnerId: string,
     options: { limit: number; skipAccounts: ReadonlySet<string>; warmAccounts?: Iterable<string>; holds: () => boolean | Promise<boolean>; leaseNow: () => string },
-  ): Promise<{ taken: ActionRecord[]; deferred: boolean }> {
-    const { taken, deferred } = await this.store.transaction(
+  ): Promise<{ taken: ActionRecord[]; deferred: boolean; more: boolean }> {
+    const { taken, deferred, more } = await this.store.transaction(
       async () => {
-        const changes = { taken: [] as ActionRecord[], deferred: [] as ActionRecord[] };
+        const changes = { taken: [] as ActionRecord[], deferred: [] as ActionRecord[], more: false };
         if (!(await options.holds())) return changes;
         // A deferred candidate leaves the claimable set: look again, for the slot it would have had.
         for (let deferredBefore = -1; changes.deferred.length > deferredBefore && changes.taken.length < options.limit; ) {
@@ -139,28 +145,32 @@ export class Lifecycle {
       },
       { locksRows: true },
     );
-    return { taken, deferred: deferred.length > 0 };
+    return { taken, deferred: deferred.length > 0, more };
   }
 
   /** One pass over the claimable candidates: each taken, or deferred by its pace. */
   async #claimRound(
     runnerId: string,
     options: { limit: number; skipAccounts: ReadonlySet<string>; warmAccounts?: Iterable<string>; leaseNow: () => string },
-    changes: { taken: ActionRecord[]; deferred: ActionRecord[] },
+    changes: { taken: ActionRecord[]; deferred: ActionRecord[]; more: boolean },
   ): Promise<void> {
     const clockNow = this.clock.now();
     const now = clockNow.toISOString();
     const leaseNow = options.leaseNow();
-    const candidates = await this.store.actions.claimable(now, {
+    const wanted = options.limit - changes.taken.length;
+    const found = await this.store.actions.claimable(now, {
       runnerId,
       leaseNow,
       skipAccounts: [...options.skipAccounts],
       warmAccounts: [...(options.warmAccounts ?? [])].filter((accountId) => !options.skipAccounts.has(accountId)),
       passOverSince: new Date(clockNow.getTime() - PASS_OVER_MS).toISOString(),
       preferWarmSince: new Date(clockNow.getTime() - PREFER_WARM_MS).toISOString(),
-      limit: options.limit - changes.taken.length,
+      limit: wanted + 1,
       lock: true,
     });
+    // The one past the limit is only looked at (its row lock ends with this transaction).
+    changes.more = found.length > wanted;
+    const candidates = found.slice(0, wanted);
     const notBefore = await this.pacing.notBefore(candidates, clockNow);
     const startable: string[] = [];
     for (const { action } of candidates) {

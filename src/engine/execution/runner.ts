@@ -352,7 +352,7 @@ export class Runner {
     for (const run of this.#runs.values()) busyHere.add(run.action.account_id);
     const runnerId = this.#lease.id;
     // The take checks the lease in the database itself: here only what this process knows of it (self-fencing).
-    const { taken, deferred } = await lifecycle.claim(runnerId, {
+    const { taken, deferred, more } = await lifecycle.claim(runnerId, {
       limit: free,
       skipAccounts: busyHere,
       warmAccounts: executor.warmAccounts?.() ?? [],
@@ -360,8 +360,8 @@ export class Runner {
       leaseNow: () => this.#lease.now,
     });
     for (const action of taken) this.#start(action);
-    // Every free slot filled: more may be queued, for another coordinator's free slots.
-    if (taken.length >= free) await this.#wakeClaimers();
+    // Every free slot filled and claimable work left: it is for another coordinator's free slots.
+    if (taken.length >= free && more) await this.#wakeClaimers();
     // Not at every pump: when this claim deferred, and at each heartbeat for others' deferrals.
     if (deferred) await this.#wakeUp.set();
   }
