@@ -23,9 +23,13 @@ const QUIET: Partial<EngineOptions> = {
   healthChecks: { intervalMinutes: 0 },
 };
 
-/** Coordinators on one fresh database, every one quiet; the first made the workspace. */
-async function coordinators(count: 1 | 2 | 3, executor: () => ScriptedExecutor = () => new ScriptedExecutor()): Promise<Harness[] & Record<0 | 1 | 2, Harness>> {
-  const first = await createHarness({ executor: executor(), engine: QUIET });
+/** Coordinators on one fresh database, every one quiet; the first made the workspace (with `firstEngine` on top of `QUIET`). */
+async function coordinators(
+  count: 1 | 2 | 3,
+  executor: () => ScriptedExecutor = () => new ScriptedExecutor(),
+  firstEngine: Partial<EngineOptions> = {},
+): Promise<Harness[] & Record<0 | 1 | 2, Harness>> {
+  const first = await createHarness({ executor: executor(), engine: { ...QUIET, ...firstEngine } });
   open.push(first);
   const all = [first];
   for (let n = 1; n < count; n++) {
@@ -172,11 +176,7 @@ describe("wake-ups on PostgreSQL", () => {
   it("queued work its creator cannot take (no free run slot) wakes the others: B claims it at once, not at its heartbeat", { timeout: 90_000 }, async () => {
     const held = gate();
     const executor = (): ScriptedExecutor => new ScriptedExecutor().on("held", async () => (await held.promise, { done: true }));
-    const first = await createHarness({ executor: executor(), engine: { ...QUIET, maxConcurrent: 1 } });
-    open.push(first);
-    const b = await createHarness({ executor: executor(), engine: QUIET, location: first.location, masterKey: first.masterKey, adminKey: first.adminKey, clock: first.clock });
-    open.push(b);
-    const a = first;
+    const [a, b] = await coordinators(2, executor, { maxConcurrent: 1 });
     // A's one run slot is taken; B's heartbeat (its claim backstop) is ten minutes away.
     const busy = await post(a, await account(a, "busy"), "held");
     await eventually(async () => (await statusOf(a, busy)) === "running", { what: "A's slot to fill" });
@@ -193,11 +193,7 @@ describe("wake-ups on PostgreSQL", () => {
   });
 
   it("a claim that fills its coordinator's last free slot with the last queued action wakes no one: B sends no statement", { timeout: 90_000 }, async () => {
-    const first = await createHarness({ executor: new ScriptedExecutor(), engine: { ...QUIET, maxConcurrent: 1 } });
-    open.push(first);
-    const b = await createHarness({ executor: new ScriptedExecutor(), engine: QUIET, location: first.location, masterKey: first.masterKey, adminKey: first.adminKey, clock: first.clock });
-    open.push(b);
-    const a = first;
+    const [a, b] = await coordinators(2, undefined, { maxConcurrent: 1 });
     const accountId = await account(a, "one-slot");
     const warmUp = await post(a, accountId, "warm-up");
     await eventually(async () => (await statusOf(a, warmUp)) === "succeeded", { what: "the warm-up post" });

@@ -121,11 +121,8 @@ export class Lifecycle {
    * Affinity: accounts warm here (`warmAccounts`, or run last by this runner) come first; an account
    * another live runner with a free slot ran last is left to it for `PASS_OVER_MS` (`claimable`).
    *
-   * `more` says whether claimable work was left behind once `limit` was reached (each round looks
-   * at one candidate more than it may take): only then are the other coordinators worth waking
-   * (the runner's `#wakeClaimers`). A claim that filled its last free slot with the last queued
-   * action wakes no one: with N coordinators, each such claim used to cost every other one a claim
-   * transaction for nothing.
+   * `more`: whether claimable work was left once `limit` was reached (each round looks at one
+   * candidate more than it may take); only then are the other coordinators woken (docs/decisions.md).
    */
   async claim(
     runnerId: string,
