@@ -74,14 +74,37 @@ describe("migrations on a database in use", () => {
     const url = await freshDatabase(templateDatabaseUrl());
     const adapter = await PostgresAdapter.open(url);
     opened.push(adapter);
+    // Another database's coordinator holds the same lock: it is no one's business here.
+    const elsewhere = await session(await freshDatabase(templateDatabaseUrl()));
+    await elsewhere.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
     // Another coordinator, started at the same moment, is applying the release's migrations.
     const other = await session(url);
     await other.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    const { rows } = await other.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
     const said: string[] = [];
     const migrating = migratePostgres(adapter.db, { dir: migrationsWithOneMore("SELECT 1;"), log: (message) => said.push(message) });
     await eventually(() => said.find((line) => line.includes("to finish applying migrations")), { what: "a log line saying it waits for the migration lock" });
-    expect(said[0]).toMatch(/^Waiting \d+ s for session \d+ to finish applying migrations/);
+    expect(said[0]).toMatch(new RegExp(`^Waiting \\d+ s for session ${rows[0]!.pid} to finish applying migrations`));
     await other.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]);
+    expect(await migrating).toEqual(["900_later.sql"]);
+  });
+
+  it("a coordinator on an up-to-date database starts at once, whoever holds the migration lock", { timeout: 90_000 }, async () => {
+    const url = await freshDatabase(templateDatabaseUrl());
+    // A coordinator stopped (SIGSTOP, a paused VM) while it held the lock: it may never let go.
+    const stalled = await session(url);
+    await stalled.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    const said: string[] = [];
+    const opening = PostgresAdapter.open(url, { log: (message) => said.push(message) });
+    const outcome = await within(opening, 15_000);
+    if (outcome !== "still waiting" && "value" in outcome) opened.push(outcome.value);
+    else void opening.then((adapter) => adapter.close()).catch(() => undefined);
+    expect(outcome).toHaveProperty("value");
+    expect(said).toEqual([]);
+    // With a migration to apply, it does wait: the lock still keeps two from applying it at once.
+    const migrating = migratePostgres((outcome as { value: PostgresAdapter }).value.db, { dir: migrationsWithOneMore("SELECT 1;"), log: () => undefined });
+    expect(await within(migrating, 2_000)).toBe("still waiting");
+    await stalled.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]);
     expect(await migrating).toEqual(["900_later.sql"]);
   });
 });

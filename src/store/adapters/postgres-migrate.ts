@@ -25,9 +25,10 @@ export type MigrationLog = (message: string) => void;
 
 /**
  * Applies numbered `NNN_name.sql` files in order, each in its own transaction, under an advisory
- * lock: coordinators started together apply each migration once. A database migrated by a newer
- * release is refused before anything is applied. The lock is the session's: `db` must reach
- * PostgreSQL directly, never through a transaction pooler (PostgresAdapter.open uses `listenUrl`).
+ * lock: coordinators started together apply each migration once; one with nothing to apply starts
+ * without the lock (whoever holds it). A database migrated by a newer release is refused before
+ * anything is applied. The lock is the session's: `db` must reach PostgreSQL directly, never
+ * through a transaction pooler (PostgresAdapter.open uses `listenUrl`).
  */
 export async function migratePostgres(db: Kysely<Schema>, options: { dir?: string; log?: MigrationLog } = {}): Promise<string[]> {
   const { dir = MIGRATIONS_DIR, log = (message) => console.warn(message) } = options;
@@ -35,6 +36,14 @@ export async function migratePostgres(db: Kysely<Schema>, options: { dir?: strin
     .filter((name) => /^\d+_.+\.sql$/.test(name))
     .sort();
   return db.connection().execute(async (connection) => {
+    // Up to date (every coordinator's start but the first after an upgrade): nothing to apply, so
+    // no lock to wait for. A session that holds it (a coordinator stopped while it migrates, or
+    // while one of its threads opened the store) then holds up only a start that has work to do.
+    const before = await appliedMigrations(connection);
+    if (before) {
+      refuseNewerSchema(before, files);
+      if (files.every((name) => before.some((migration) => migration.version === versionOf(name)))) return [];
+    }
     await takeMigrationLock(connection, log);
     try {
       await sql`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`.execute(connection);
@@ -73,12 +82,19 @@ async function takeMigrationLock(connection: Kysely<Schema>, log: MigrationLog):
     if (rows[0]?.taken) return;
     if (Date.now() - said >= SAY_WAITING_EVERY_MS) {
       said = Date.now();
-      const { rows: holders } = await sql<{ pid: number }>`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid = ${MIGRATION_LOCK}`.execute(connection);
-      const who = holders[0] ? `session ${holders[0].pid}` : "another session";
+      const { rows: holders } = await sql<{ pid: number }>`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND objid = ${MIGRATION_LOCK} AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`.execute(connection);
+      const who = holders.length > 0 ? holders.map((holder) => `session ${holder.pid}`).join(" and ") : "another session";
       log(`Waiting ${Math.round((said - started) / 1000)} s for ${who} to finish applying migrations (PostgreSQL advisory lock ${MIGRATION_LOCK}); start-up goes on once it has.`);
     }
     await new Promise((resolve) => setTimeout(resolve, LOCK_LOOK_MS));
   }
+}
+
+/** What `schema_migrations` says was applied, or null before the first migration made it. */
+async function appliedMigrations(connection: Kysely<Schema>): Promise<{ version: number; name: string }[] | null> {
+  const { rows } = await sql<{ present: boolean }>`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`.execute(connection);
+  if (!rows[0]?.present) return null;
+  return connection.selectFrom("schema_migrations").select(["version", "name"]).execute();
 }
 
 function isLockTimeout(error: unknown): boolean {
