@@ -23,7 +23,14 @@ if (!existsSync("node_modules/.package-lock.json") || process.env.SETUP_FORCE_IN
   run("npm", [existsSync("package-lock.json") ? "ci" : "install", "--no-audit", "--no-fund"]);
 }
 
-const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"];
+// The headless shell first: the service's own order (src/browser/executable.ts says why).
+const HEADLESS_SHELL = "/usr/bin/chromium-headless-shell";
+const CANDIDATES = [HEADLESS_SHELL, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"];
+const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+const apt = (packages) => {
+  run("apt-get", ["update", "-qq"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...packages], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+};
 
 function findChromium() {
   const explicit = process.env.BROWSER_EXECUTABLE_PATH;
@@ -38,25 +45,29 @@ function findChromium() {
 }
 
 let chromium = findChromium();
+const canApt = isRoot && existsSync("/usr/bin/apt-get");
 if (!chromium && !process.env.BROWSER_WS_ENDPOINT) {
-  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
-  if (isRoot && existsSync("/usr/bin/apt-get")) {
-    log("No Chromium found: installing Debian's chromium package.");
-    run("apt-get", ["update", "-qq"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-    run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "chromium", "fonts-liberation"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+  if (canApt) {
+    log("No Chromium found: installing Debian's chromium-headless-shell package.");
+    apt(["chromium-headless-shell", "fonts-liberation"]);
     chromium = findChromium();
   }
   if (!chromium) {
     console.error(
       [
         "[setup] No Chromium found. Install one, then run `npm run setup` again:",
-        "  Debian/Ubuntu:  sudo apt-get install -y chromium",
+        "  Debian/Ubuntu:  sudo apt-get install -y chromium-headless-shell   (or chromium)",
         "  any system:     npx playwright install chromium",
         "  or point BROWSER_EXECUTABLE_PATH at a Chrome/Chromium binary, or BROWSER_WS_ENDPOINT at a Playwright server.",
       ].join("\n"),
     );
     process.exit(1);
   }
+} else if (chromium === "/usr/bin/chromium" && canApt && !process.env.BROWSER_EXECUTABLE_PATH) {
+  // Debian's full browser without its headless shell: the shell does the same work for a third of the CPU.
+  log("Debian's chromium found without its headless shell: installing chromium-headless-shell.");
+  apt(["chromium-headless-shell"]);
+  chromium = findChromium();
 }
 log(chromium ? `Chromium: ${chromium}` : `Remote browser: ${process.env.BROWSER_WS_ENDPOINT}`);
 

@@ -1,7 +1,16 @@
 import { existsSync } from "node:fs";
 import { chromium } from "playwright";
 
+/**
+ * System browsers, the lightest first. Chromium's headless shell (Debian's
+ * `chromium-headless-shell`, the old headless mode, what Playwright itself runs headless) starts a
+ * context, a page, a navigation and a screenshot for about a third of the CPU of the full browser
+ * in its new headless mode, with one renderer process where the full browser starts three
+ * (measured here; docs/decisions.md). The service never shows a window, so it takes the shell
+ * whenever the machine has it.
+ */
 const SYSTEM_CHROMIUMS = [
+  "/usr/bin/chromium-headless-shell",
   "/usr/bin/chromium",
   "/usr/bin/chromium-browser",
   "/usr/bin/google-chrome",

@@ -3,7 +3,7 @@ import { CHROMIUM_ARGS, findChromium } from "../../../src/browser/executable.js"
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
-/** Chromium found as the service finds it (BROWSER_EXECUTABLE_PATH, Playwright's download, /usr/bin/chromium). */
+/** Chromium found as the service finds it (BROWSER_EXECUTABLE_PATH, Playwright's download, a system Chromium). */
 export function launchChromium(): Promise<Browser> {
   const executablePath = findChromium(process.env.BROWSER_EXECUTABLE_PATH)?.path;
   return chromium.launch({ ...(executablePath ? { executablePath } : {}), args: CHROMIUM_ARGS });
