@@ -8,21 +8,32 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
  * runs after these, in vitest's order.
  */
 const SLOW_FIRST = [
-  "test/browser/errors.test.ts",
-  "test/web/app.test.ts",
-  "test/browser/challenges.test.ts",
-  "test/chaos/kill.test.ts",
-  "test/execution/slow-platform.test.ts",
-  "test/browser/warm-pages.test.ts",
-  "test/events/webhooks.test.ts",
-  "test/payments/x402.test.ts",
-  "test/live/health-checks.test.ts",
-  "test/postgres/coordinators.test.ts",
-  "test/postgres/live-links.test.ts",
-  "test/inbox/inbox.test.ts",
-  "test/execution/processes.test.ts",
-  "test/sandbox/sign-in.test.ts",
+  // Measured under `npm test` (four workers, Chromium's headless shell), slowest first.
+  "test/steps/browser-steps.test.ts",
+  "test/drivers/loaded-drivers.test.ts",
+  "test/declared/sandbox.test.ts",
   "test/security/access-matrix.test.ts",
+  "test/cli/driver-check.test.ts",
+  "test/store/other-programs.test.ts",
+  "test/chaos/kill.test.ts",
+  "test/browser/challenges.test.ts",
+  "test/web/app.test.ts",
+  "test/payments/x402.test.ts",
+  "test/browser/errors.test.ts",
+  "test/execution/slow-platform.test.ts",
+  "test/mcp/routine-proof.test.ts",
+  "test/events/webhooks.test.ts",
+  "test/browser/warm-pages.test.ts",
+  "test/security/secrets-scan.test.ts",
+  "test/mcp/tasks.test.ts",
+  "test/execution/processes.test.ts",
+  "test/engine/due-work.test.ts",
+  // test:postgres's own slowest.
+  "test/postgres/coordinators.test.ts",
+  "test/postgres/skew.test.ts",
+  "test/postgres/live-links.test.ts",
+  "test/postgres/idle-coordinator.test.ts",
+  "test/postgres/fencing.test.ts",
 ];
 
 export class SlowFirstSequencer extends BaseSequencer {
