@@ -1,8 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { call as callTool } from "../helpers/mcp.js";
 
 // The proof, as an agent meets it (DESIGN §6, §14): through the MCP SDK's own client, against
 // the real sandbox in real Chromium. The agent looks at a page no built-in action covers (the
@@ -26,9 +26,9 @@ afterAll(async () => {
 });
 
 async function call(name: string, args: Record<string, unknown>): Promise<any> {
-  const result = (await agent.callTool({ name, arguments: args })) as CallToolResult;
-  expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-  return result.structuredContent;
+  const result = await callTool(agent, name, args);
+  expect(result.isError, result.text).toBe(false);
+  return result.data;
 }
 
 /** What the agent reads off a snapshot: the text box's name and the first button after it (the form's). */

@@ -1,10 +1,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttp } from "@modelcontextprotocol/client";
 import type { Browser } from "playwright";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { call as callTool } from "../helpers/mcp.js";
 import { launchChromium } from "../sandbox/support.js";
 
 let live: LiveService;
@@ -23,10 +23,7 @@ afterAll(async () => {
   await live?.close();
 });
 
-async function call(name: string, args: Record<string, unknown>): Promise<{ data: any; text: string; isError: boolean }> {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  return { data: result.structuredContent, text: result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n"), isError: result.isError === true };
-}
+const call = (name: string, args: Record<string, unknown>) => callTool(client, name, args);
 
 describe("MCP against the real sandbox", () => {
   it("connect_account pauses at needs_input with an email code; answer_challenge completes it; run_action then posts", async () => {

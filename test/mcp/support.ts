@@ -1,6 +1,6 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach } from "vitest";
 import type { Principal } from "../../src/domain/keys.js";
 import { silentLogger } from "../../src/engine/logger.js";
@@ -11,6 +11,8 @@ import { listen } from "../../src/main.js";
 import { mountMcpHttp, type McpHttpEndpoint } from "../../src/mcp/http.js";
 import { createMcpServer } from "../../src/mcp/server.js";
 import { createHarness, type Harness, type HarnessOptions } from "../helpers/harness.js";
+
+export { call } from "../helpers/mcp.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -47,13 +49,6 @@ export async function connect(h: Harness, options: ConnectOptions = {}): Promise
     await server.close();
   });
   return client;
-}
-
-/** A tools/call result with its text block pulled out. */
-export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult & { text: string; data: any; isError: boolean }> {
-  const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  const text = result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
-  return { ...result, text, data: result.structuredContent, isError: result.isError === true };
 }
 
 /** Adds an account straight through the engine (not under test here). */

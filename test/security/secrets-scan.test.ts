@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Page } from "playwright";
 import { pino } from "pino";
 import nodemailer from "nodemailer";
@@ -14,6 +14,7 @@ import WebSocket from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REDACT_PATHS, type Logger } from "../../src/engine/logger.js";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
+import { call as callTool } from "../helpers/mcp.js";
 import {
   LIVE_TOKEN,
   Recorder,
@@ -196,12 +197,12 @@ async function until<T>(read: () => T | undefined | Promise<T | undefined>, what
 }
 
 async function call(name: string, args: Record<string, unknown>): Promise<{ data: any; text: string; isError: boolean }> {
-  const result = (await client!.callTool({ name, arguments: args }, undefined, { timeout: 60_000 })) as CallToolResult;
-  rec.toolCalls.push({ name, args, result });
-  const text = result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
-  const data: any = result.structuredContent;
-  noteChallenge(data?.action ?? data);
-  return { data, text, isError: result.isError === true };
+  const result = await callTool(client!, name, args, { timeout: 60_000 });
+  // What the service sent, without the copies `callTool` adds (the scans read each part once).
+  const { text: _text, data: _data, ...sent } = result;
+  rec.toolCalls.push({ name, args, result: sent });
+  noteChallenge(result.data?.action ?? result.data);
+  return result;
 }
 
 // ---------------------------------------------------------------- the run, one flow per challenge kind
