@@ -48,8 +48,9 @@ let chromium = findChromium();
 const canApt = isRoot && existsSync("/usr/bin/apt-get");
 if (!chromium && !process.env.BROWSER_WS_ENDPOINT) {
   if (canApt) {
-    log("No Chromium found: installing Debian's chromium-headless-shell package.");
-    apt(["chromium-headless-shell", "fonts-liberation"]);
+    // The shell is what the service takes; the full browser beside it is for a person (and costs little more: both share chromium-common).
+    log("No Chromium found: installing Debian's chromium-headless-shell and chromium packages.");
+    apt(["chromium-headless-shell", "chromium", "fonts-liberation"]);
     chromium = findChromium();
   }
   if (!chromium) {
