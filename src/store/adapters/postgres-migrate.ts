@@ -1,9 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sql, type Kysely } from "kysely";
 import type { Schema } from "../schema.js";
-import { refuseNewerSchema, versionOf } from "./schema-version.js";
+import { migrationFiles, pendingMigrations, refuseNewerSchema, versionOf } from "./schema-version.js";
 
 /** `migrations/postgres` at the package root: the same path from `src/store/adapters` and `dist/store/adapters`. */
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "migrations", "postgres");
@@ -32,9 +32,7 @@ export type MigrationLog = (message: string) => void;
  */
 export async function migratePostgres(db: Kysely<Schema>, options: { dir?: string; log?: MigrationLog } = {}): Promise<string[]> {
   const { dir = MIGRATIONS_DIR, log = (message) => console.warn(message) } = options;
-  const files = readdirSync(dir)
-    .filter((name) => /^\d+_.+\.sql$/.test(name))
-    .sort();
+  const files = migrationFiles(dir);
   return db.connection().execute(async (connection) => {
     // Up to date (every coordinator's start but the first after an upgrade): nothing to apply, so
     // no lock to wait for. A session that holds it (a coordinator stopped while it migrates, or
@@ -42,7 +40,7 @@ export async function migratePostgres(db: Kysely<Schema>, options: { dir?: strin
     const before = await appliedMigrations(connection);
     if (before) {
       refuseNewerSchema(before, files);
-      if (files.every((name) => before.some((migration) => migration.version === versionOf(name)))) return [];
+      if (pendingMigrations(files, before).length === 0) return [];
     }
     await takeMigrationLock(connection, log);
     try {
@@ -50,9 +48,8 @@ export async function migratePostgres(db: Kysely<Schema>, options: { dir?: strin
       const applied = await connection.selectFrom("schema_migrations").select(["version", "name"]).execute();
       refuseNewerSchema(applied, files);
       const done: string[] = [];
-      for (const name of files) {
+      for (const name of pendingMigrations(files, applied)) {
         const version = versionOf(name);
-        if (applied.some((migration) => migration.version === version)) continue;
         const text = readFileSync(join(dir, name), "utf8");
         try {
           await connection.transaction().execute(async (trx) => {

@@ -1,6 +1,21 @@
+import { readdirSync } from "node:fs";
+
+/** A migrations dir's `NNN_name.sql` files, in the order they apply. */
+export function migrationFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((name) => /^\d+_.+\.sql$/.test(name))
+    .sort();
+}
+
 /** A migration file's version: `007_name.sql` → 7. */
 export function versionOf(file: string): number {
   return Number.parseInt(file, 10);
+}
+
+/** Of `files`, those `applied` does not list yet, in order. */
+export function pendingMigrations(files: string[], applied: { version: number }[]): string[] {
+  const done = new Set(applied.map((migration) => migration.version));
+  return files.filter((name) => !done.has(versionOf(name)));
 }
 
 /**

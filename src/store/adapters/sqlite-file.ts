@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BUSY_TIMEOUT_MS } from "./busy.js";
-import { refuseNewerSchema, versionOf } from "./schema-version.js";
+import { migrationFiles, pendingMigrations, refuseNewerSchema, versionOf } from "./schema-version.js";
 import { fileURLToPath } from "node:url";
 
 export type Db = Database.Database;
@@ -89,15 +89,11 @@ function keepPrivate(file: string): void {
  */
 export function migrate(db: Db, dir: string = MIGRATIONS_DIR): void {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
-  const files = readdirSync(dir)
-    .filter((name) => /^\d+_.+\.sql$/.test(name))
-    .sort();
-  const migrations = db.prepare("SELECT version, name FROM schema_migrations").all() as { version: number; name: string }[];
-  refuseNewerSchema(migrations, files);
-  const applied = new Set(migrations.map((migration) => migration.version));
-  for (const name of files) {
+  const files = migrationFiles(dir);
+  const applied = db.prepare("SELECT version, name FROM schema_migrations").all() as { version: number; name: string }[];
+  refuseNewerSchema(applied, files);
+  for (const name of pendingMigrations(files, applied)) {
     const version = versionOf(name);
-    if (applied.has(version)) continue;
     const sql = readFileSync(join(dir, name), "utf8");
     // A migration that makes a table again (SQLite cannot change a column's CHECK) runs with foreign
     // keys off, which SQLite allows only outside a transaction, and checks them all before it commits.
