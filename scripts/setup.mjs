@@ -24,13 +24,21 @@ if (!existsSync("node_modules/.package-lock.json") || process.env.SETUP_FORCE_IN
 }
 
 // The headless shell first: the service's own order (src/browser/executable.ts says why).
-const HEADLESS_SHELL = "/usr/bin/chromium-headless-shell";
-const CANDIDATES = [HEADLESS_SHELL, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"];
+const CANDIDATES = ["/usr/bin/chromium-headless-shell", "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"];
 const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
-const apt = (packages) => {
-  run("apt-get", ["update", "-qq"], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...packages], { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
-};
+const APT_ENV = { env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } };
+const aptSteps = (packages) => [
+  ["update", "-qq"],
+  ["install", "-y", "-qq", "--no-install-recommends", ...packages],
+];
+/** Installs `packages`, or stops setup. */
+const apt = (packages) => aptSteps(packages).forEach((args) => run("apt-get", args, APT_ENV));
+/** Installs `packages` if it can: whether it did. */
+const tryApt = (packages) =>
+  aptSteps(packages).every((args) => {
+    log(`$ apt-get ${args.join(" ")}`);
+    return spawnSync("apt-get", args, { stdio: "inherit", ...APT_ENV }).status === 0;
+  });
 
 function findChromium() {
   const explicit = process.env.BROWSER_EXECUTABLE_PATH;
@@ -66,9 +74,10 @@ if (!chromium && !process.env.BROWSER_WS_ENDPOINT) {
   }
 } else if (chromium === "/usr/bin/chromium" && canApt && !process.env.BROWSER_EXECUTABLE_PATH) {
   // Debian's full browser without its headless shell: the shell does the same work for a third of the CPU.
+  // Only faster, never needed: a machine that cannot reach its package archive goes on with chromium.
   log("Debian's chromium found without its headless shell: installing chromium-headless-shell.");
-  apt(["chromium-headless-shell"]);
-  chromium = findChromium();
+  if (tryApt(["chromium-headless-shell"])) chromium = findChromium();
+  else log("Could not install chromium-headless-shell: going on with chromium.");
 }
 log(chromium ? `Chromium: ${chromium}` : `Remote browser: ${process.env.BROWSER_WS_ENDPOINT}`);
 
