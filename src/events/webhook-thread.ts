@@ -25,10 +25,15 @@ const ENTRY = new URL(`./webhook-worker.${FROM_SOURCE ? "ts" : "js"}`, import.me
  * load passes). Its writes (claims, records) it asks of this thread, which does them on the
  * engine's connection: a thread starved of CPU while holding the write lock would make every
  * request wait for it (priority inversion). A thread that dies is started again.
+ *
+ * The thread starts with the first delivery there is to send, not with the service: a service with
+ * no webhook endpoints (most of them, and every `mcp` a desktop client starts) never loads a
+ * second copy of the store and its modules (about half a second of CPU and a heap of its own).
  */
 export class WebhookThread {
   #worker: Worker | undefined;
-  #stopping = false;
+  /** Between `start()` and `stop()`: a kick then starts the thread if it is not running. */
+  #delivering = false;
   #restart: NodeJS.Timeout | undefined;
 
   constructor(
@@ -40,8 +45,22 @@ export class WebhookThread {
     private readonly publicUrl: () => string,
   ) {}
 
+  /**
+   * Deliveries may be sent from now on. What was left due while no process ran starts the thread
+   * now; anything later starts it with its kick (a delivery queued here, the heartbeat's survey
+   * finding one due, a retry asked for).
+   */
   start(): void {
-    this.#stopping = false;
+    this.#delivering = true;
+    this.main.webhooks.nextDue().then(
+      (due) => {
+        if (due !== undefined) this.kick();
+      },
+      (error: unknown) => this.logger.warn({ err: error }, "could not look for webhook deliveries left due; the next heartbeat does"),
+    );
+  }
+
+  #spawn(): void {
     const input: WorkerInput = {
       location: this.store.location,
       masterKey: this.store.masterKey,
@@ -62,16 +81,23 @@ export class WebhookThread {
     worker.on("error", (error) => this.logger.warn({ err: error }, "the webhook delivery thread failed; it is started again"));
     worker.on("exit", (code) => {
       if (this.#worker === worker) this.#worker = undefined;
-      if (this.#stopping) return;
+      if (!this.#delivering) return;
       this.logger.warn({ code }, "the webhook delivery thread ended; it is started again");
-      this.#restart = setTimeout(() => this.start(), RESTART_AFTER_MS);
+      this.#restart = setTimeout(() => this.#restarted(), RESTART_AFTER_MS);
       this.#restart.unref();
     });
   }
 
+  #restarted(): void {
+    this.#restart = undefined;
+    if (this.#delivering && !this.#worker) this.#spawn();
+  }
+
   /** A committed change has deliveries due: the thread looks now rather than at its next tick. */
   kick(): void {
-    this.#send({ type: "kick" });
+    if (this.#worker) this.#send({ type: "kick" });
+    // A new thread looks at once (its dispatcher's start); one restarting after a failure looks when it is back.
+    else if (this.#delivering && this.#restart === undefined) this.#spawn();
   }
 
   setPublicUrl(url: string): void {
@@ -80,8 +106,9 @@ export class WebhookThread {
 
   /** Lets the deliveries in flight finish and be recorded, then ends the thread. */
   async stop(): Promise<void> {
-    this.#stopping = true;
+    this.#delivering = false;
     clearTimeout(this.#restart);
+    this.#restart = undefined;
     const worker = this.#worker;
     if (!worker) return;
     const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));

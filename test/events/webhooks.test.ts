@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,18 +18,57 @@ let webhookId: string;
 beforeAll(async () => {
   live = await startLiveService({ env: { ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: "true" }, server: { webhooks: { retryDelaysMs: RETRIES } } });
   await receiver.start();
-  const created = await live.api("POST", "/v1/webhooks", { url: receiver.url });
-  expect(created.status).toBe(201);
-  expect(created.json.secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
-  receiver.secret = created.json.secret;
-  webhookId = created.json.id;
 }, 60_000);
 afterAll(async () => {
   await receiver.stop();
   await live?.close();
 });
 
+/** This process's open descriptors on the service's database file: one per connection to it. */
+function databaseConnections(): number {
+  const file = join(live.config.dataDir, "action-service.db");
+  return readdirSync("/proc/self/fd").filter((fd) => {
+    try {
+      return readlinkSync(`/proc/self/fd/${fd}`) === file;
+    } catch {
+      return false; // closed meanwhile
+    }
+  }).length;
+}
+
+describe("the delivery thread", () => {
+  it("starts with the first delivery to send: a service that has none runs no thread and opens no second connection", async () => {
+    const engineOnly = databaseConnections();
+    const accountId = await live.account(await live.user("none"));
+    expect((await live.run(accountId, "connect")).status).toBe("succeeded");
+    // Events were written, with no endpoint to send them to: nothing is queued, no thread runs.
+    expect(databaseConnections()).toBe(engineOnly);
+
+    const first = new Receiver();
+    await first.start();
+    try {
+      const endpoint = await live.api("POST", "/v1/webhooks", { url: first.url });
+      expect(endpoint.status).toBe(201);
+      const action = await live.run(accountId, "connect");
+      await live.until(() => first.statusesOf(action.id).includes("succeeded"), 15_000);
+      // The thread reads on a connection of its own.
+      expect(databaseConnections()).toBe(engineOnly + 1);
+      expect((await live.api("DELETE", `/v1/webhooks/${endpoint.json.id}`)).status).toBe(204);
+    } finally {
+      await first.stop();
+    }
+  }, 60_000);
+});
+
 describe("webhooks", () => {
+  beforeAll(async () => {
+    const created = await live.api("POST", "/v1/webhooks", { url: receiver.url });
+    expect(created.status).toBe(201);
+    expect(created.json.secret).toMatch(/^whsec_[A-Za-z0-9+/=]+$/);
+    receiver.secret = created.json.secret;
+    webhookId = created.json.id;
+  });
+
   it("deliver every status of an action, in order, signed with the endpoint's secret, and the account's status changes", async () => {
     const handle = await live.user("email");
     const accountId = await live.account(handle);

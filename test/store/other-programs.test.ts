@@ -15,6 +15,8 @@ import { CLI, restClient, startServe, type ServeProcess } from "../helpers/proce
 // client. None of them may take the journal from under `serve`, and nothing `serve` acknowledged
 // may be lost when it is killed.
 const run = promisify(execFile);
+/** A loopback webhook endpoint is allowed, so serve has deliveries to send (and its delivery thread runs). */
+const SERVE_ENV = { ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "100000", ACTION_SERVICE_WEBHOOK_ALLOW_PRIVATE: "true" };
 const dataDir = mkdtempSync(join(tmpdir(), "action-service-other-programs-"));
 const dbFile = join(dataDir, "action-service.db");
 const ROUNDS = 3;
@@ -77,11 +79,16 @@ async function stdioMcpAccountIds(): Promise<string[]> {
 }
 
 it("other programs opening and cleanly closing the database never take serve's journal: every process sees every write, and kill -9 loses nothing acknowledged", async () => {
-  service = await startServe({ dataDir, sandboxUrl: "http://127.0.0.1:9", env: { ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "100000" } });
+  service = await startServe({ dataDir, sandboxUrl: "http://127.0.0.1:9", env: SERVE_ENV });
   const pid = service.child.pid!;
-  await deliveryThreadConnected(pid);
   const admin = service.firstKey!;
   const api = restClient(() => service!.url, admin);
+  // The delivery thread starts with the first delivery to send: an endpoint (nothing listens there,
+  // so every event is retried), then an account, whose event is one.
+  expect((await api("POST", "/v1/webhooks", { url: "http://127.0.0.1:9/hook" })).status).toBe(201);
+  const first = await api("POST", "/v1/accounts", { platform: "sandbox", username: "other_programs_first", password: "sandbox-password" });
+  expect(first.status).toBe(201);
+  await deliveryThreadConnected(pid);
   const journal = () => ({ wal: statSync(`${dbFile}-wal`).ino, shm: statSync(`${dbFile}-shm`).ino });
   const journalAtStart = journal();
 
@@ -92,7 +99,7 @@ it("other programs opening and cleanly closing the database never take serve's j
   };
   serveIsWhole("start-up");
 
-  const acknowledged: string[] = [];
+  const acknowledged: string[] = [first.json.id];
   const cliKeys: string[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const created = await api("POST", "/v1/accounts", { platform: "sandbox", username: `other_programs_${round}`, password: "sandbox-password" });
@@ -121,7 +128,7 @@ it("other programs opening and cleanly closing the database never take serve's j
 
   // kill -9: whatever serve acknowledged is on disk, in the journal other processes saw.
   await service.crash();
-  service = await startServe({ dataDir, sandboxUrl: "http://127.0.0.1:9", env: { ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "100000" } });
+  service = await startServe({ dataDir, sandboxUrl: "http://127.0.0.1:9", env: SERVE_ENV });
   const restarted = restClient(() => service!.url, admin);
   const after = await restarted("GET", "/v1/accounts");
   expect(after.json.data.map((account: { id: string }) => account.id)).toEqual(expect.arrayContaining(acknowledged));
