@@ -5,6 +5,7 @@ import { ConfigError, type Config } from "./config.js";
 import type { Clock } from "./engine/clock.js";
 import type { Engine } from "./engine/engine.js";
 import type { Logger } from "./engine/logger.js";
+import type { Store } from "./store/index.js";
 import { LiveHub, type LiveHubOptions } from "./browser/live/hub.js";
 import { mountLive } from "./browser/live/routes.js";
 import { createService, listen, type Service, type ServiceParts } from "./main.js";
@@ -171,8 +172,10 @@ export async function startServer(config: Config, options: ServerOptions): Promi
     await sandbox?.close();
     throw error;
   }
-  // Playwright is loaded with the first browser; loading it now spares the first action the wait.
-  if (http) setImmediate(preloadBrowser);
+  // Playwright is loaded with the first browser. With accounts connected an action is near: loading
+  // it now, once the service is up, spares that action the wait. With none, the first is a sign-in,
+  // and a start that never runs one (a CLI's stdio mcp, a service being set up) never loads it.
+  if (http) preloadBrowserIfConnected(service.store, options.logger);
   const url = http ? `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${http.port}` : undefined;
   // Port 0 means "any free port": links can only name the port once it is known.
   const chosen = (configured: string): string | undefined => (url && new URL(configured).port === "0" ? url : undefined);
@@ -197,4 +200,14 @@ export async function startServer(config: Config, options: ServerOptions): Promi
       await sandbox?.close();
     },
   };
+}
+
+/** Loads Playwright ahead of the first action, when some account is connected (one count). */
+function preloadBrowserIfConnected(store: Store, logger: Logger): void {
+  store.accounts.countConnected().then(
+    (connected) => {
+      if (connected > 0) setImmediate(preloadBrowser);
+    },
+    (error: unknown) => logger.debug({ err: error }, "could not count connected accounts; Playwright loads with the first browser"),
+  );
 }
