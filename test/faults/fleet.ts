@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { PostgresReader, createSandboxUser, sandboxSettings, sleep, startSandboxProcess, startServeProcess, within, type ChildExit, type CliProcess } from "../chaos/kill-support.js";
 import { freshDatabase, templateDatabaseUrl } from "../helpers/database.js";
+import { fakeTimeLibrary } from "../helpers/fake-time.js";
 import { freePort } from "../helpers/processes.js";
 import { PostgresProxy } from "./proxy.js";
 
@@ -53,15 +54,6 @@ const SERVE_ENV = {
   ACTION_SERVICE_RATE_LIMIT_PER_MINUTE: "1000000",
   ACTION_SERVICE_FREE_CREDITS: "1000000",
 };
-
-/** libfaketime's preload library from Debian's `faketime` package (scripts/faults/test.mjs installs it). */
-export function fakeTimeLibrary(): string {
-  // /usr/lib/<multiarch>/faketime/ (x86_64-linux-gnu, aarch64-linux-gnu, …).
-  const candidates = ["/usr/lib/faketime/libfaketime.so.1", ...readdirSync("/usr/lib").map((name) => join("/usr/lib", name, "faketime", "libfaketime.so.1"))];
-  const found = candidates.find((file) => existsSync(file));
-  if (!found) throw new Error("libfaketime is not installed (Debian: apt-get install faketime); npm run test:faults installs it");
-  return found;
-}
 
 function clockEnv(offset: string | undefined): Record<string, string> {
   if (!offset) return {};

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { PostgresReader, createSandboxUser, sandboxSettings, sleep } from "../chaos/kill-support.js";
 import { restClient } from "../helpers/processes.js";
+import { fakeTimeLibrary } from "../helpers/fake-time.js";
 import { eventually } from "../helpers/wait.js";
 import { coordinatorsOnPostgres } from "./support.js";
 
@@ -11,15 +12,13 @@ import { coordinatorsOnPostgres } from "./support.js";
 // posted. Runs under `npm run test:postgres` only.
 const machines = coordinatorsOnPostgres("skew");
 
-const LIBFAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
-
 /**
  * A process's environment with its wall clock `offset` off (libfaketime; the monotonic clock is
  * left alone). Only Node's: it drops the preload from its environment as it starts, so the Chromium
  * it launches does not inherit it (Chromium under libfaketime fails its own clock reads).
  */
 function skewed(offset: string): Record<string, string> {
-  return { LD_PRELOAD: LIBFAKETIME, FAKETIME: offset, FAKETIME_DONT_FAKE_MONOTONIC: "1", NODE_OPTIONS: "--import=data:text/javascript,delete%20process.env.LD_PRELOAD" };
+  return { LD_PRELOAD: fakeTimeLibrary(), FAKETIME: offset, FAKETIME_DONT_FAKE_MONOTONIC: "1", NODE_OPTIONS: "--import=data:text/javascript,delete%20process.env.LD_PRELOAD" };
 }
 
 /** What Node's Date says under `env`, minus this process's: proof that the clock really is off. */
