@@ -25,7 +25,7 @@ const vitestArgs = ["vitest", "run", "--coverage", "--coverage.reporter=json", "
 const exitCode = await run("npx", vitestArgs, { NODE_V8_COVERAGE: processes });
 
 log("mapping the started processes' coverage (dist/) back to src/");
-const started = await new Report({
+const started = await Report({
   tempDirectory: processes,
   reportsDirectory: join(out, "started"),
   reporter: [],
@@ -34,7 +34,9 @@ const started = await new Report({
   excludeAfterRemap: false,
   resolve: root,
   src: [root],
-}).getCoverageMap();
+  // One process's files at a time: the test workers' own files are large.
+  mergeAsync: true,
+}).getCoverageMapFromAllCoverageFiles();
 
 const inProcess = libCoverage.createCoverageMap(JSON.parse(readFileSync(join(out, "coverage-final.json"), "utf8")));
 const lines = { total: 0, inProcess: 0, merged: 0 };
