@@ -22,6 +22,31 @@ export function commands(log) {
   };
 }
 
+let aptUpdated = false;
+
+/**
+ * Installs Debian's `packages` by apt-get as root (`apt-get update` once a process), saying so and
+ * each command in `log`, then checks with `installed()` that they are in place (else the error
+ * `incomplete`). Not root, or no apt-get: an error that starts with `missing` and gives the command
+ * to run. The caller has looked first.
+ */
+export function aptInstall(packages, { missing, installed, incomplete, log }) {
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  const plural = packages.length === 1 ? "" : "s";
+  if (!isRoot || !existsSync("/usr/bin/apt-get")) {
+    throw new Error(`${missing} Install Debian's package${plural}, then run again:\n  sudo apt-get install -y --no-install-recommends ${packages.join(" ")}`);
+  }
+  log(`${missing} Installing Debian's ${packages.join(" ")} package${plural}.`);
+  const { run } = commands(log);
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  if (!aptUpdated) {
+    run("apt-get", ["update", "-qq"], { env });
+    aptUpdated = true;
+  }
+  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...packages], { env });
+  if (!installed()) throw new Error(incomplete);
+}
+
 /** Unpacks an npm package (its `package/` folder) into `target.partial` and returns that path; the caller renames it into place. */
 export function unpackNpmPackage(spec, target, { run, output }) {
   const partial = `${target}.partial`;

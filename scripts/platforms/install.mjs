@@ -21,7 +21,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { commands, ensureNode, unpackNpmPackage } from "../commands.mjs";
+import { aptInstall, commands, ensureNode, unpackNpmPackage } from "../commands.mjs";
 
 export const GHOST_VERSION = "6.65.0";
 const MEDIAWIKI_ROOT = "/usr/share/mediawiki";
@@ -60,14 +60,7 @@ function dokuWikiReady() {
 /** Debian's packages for one platform, by apt-get as root; else a message saying what to install. */
 function ensureDebianPackages(platform, packages, root, ready) {
   if (ready()) return log(`${platform}: found in ${root}`);
-  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
-  if (!isRoot || !existsSync("/usr/bin/apt-get")) {
-    throw new Error(`${platform} is missing. Install Debian's packages, then run again:\n  sudo apt-get install -y --no-install-recommends ${packages.join(" ")}`);
-  }
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  run("apt-get", ["update", "-qq"], { env });
-  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", ...packages], { env });
-  if (!ready()) throw new Error(`apt-get installed ${packages.join(" ")} but ${root} is still incomplete`);
+  aptInstall(packages, { missing: `${platform} is missing.`, installed: ready, incomplete: `apt-get installed ${packages.join(" ")} but ${root} is still incomplete`, log });
   log(`${platform}: installed`);
 }
 

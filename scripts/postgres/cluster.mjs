@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { URL } from "node:url";
 import pg from "pg";
+import { aptInstall } from "../commands.mjs";
 
 const POSTGRES_ROOT = "/usr/lib/postgresql";
 const log = (message) => console.log(`[postgres] ${message}`);
@@ -33,14 +34,6 @@ export function postgresBinDir() {
   return versions.length > 0 ? join(POSTGRES_ROOT, versions[0], "bin") : undefined;
 }
 
-let aptUpdated = false;
-
-function run(command, args, options = {}) {
-  log(`$ ${command} ${args.join(" ")}`);
-  const result = spawnSync(command, args, { stdio: "inherit", ...options });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(" ")} failed (exit ${result.status ?? result.signal})`);
-}
-
 /** Installs Debian's PostgreSQL server when none is installed; returns its bin directory. */
 export function installPostgres() {
   const found = postgresBinDir();
@@ -48,18 +41,13 @@ export function installPostgres() {
     log(`server: ${found}`);
     return found;
   }
-  if (!isRoot() || !existsSync("/usr/bin/apt-get")) {
-    throw new Error("No PostgreSQL server is installed. Install Debian's package, then run again:\n  sudo apt-get install -y postgresql");
-  }
-  log("no server installed: installing Debian's postgresql package");
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  if (!aptUpdated) {
-    run("apt-get", ["update", "-qq"], { env });
-    aptUpdated = true;
-  }
-  run("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "postgresql"], { env });
+  aptInstall(["postgresql"], {
+    missing: "No PostgreSQL server is installed.",
+    installed: () => postgresBinDir() !== undefined,
+    incomplete: `apt-get installed postgresql but no ${POSTGRES_ROOT}/*/bin/postgres is there`,
+    log,
+  });
   const installed = postgresBinDir();
-  if (!installed) throw new Error(`apt-get installed postgresql but no ${POSTGRES_ROOT}/*/bin/postgres is there`);
   log(`installed: ${installed}`);
   return installed;
 }

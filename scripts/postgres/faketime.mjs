@@ -1,6 +1,6 @@
-import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { aptInstall } from "../commands.mjs";
 
 /**
  * Debian's `faketime` (libfaketime): the suites that run a coordinator with its clock off
@@ -17,15 +17,10 @@ function fakeTimeInstalled() {
 /** Installs Debian's faketime when libfaketime is missing. */
 export function installFakeTime() {
   if (fakeTimeInstalled()) return;
-  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
-  if (!isRoot || !existsSync("/usr/bin/apt-get")) {
-    throw new Error("libfaketime is not installed. Install Debian's package, then run again:\n  sudo apt-get install -y faketime");
-  }
-  log("not installed: installing Debian's faketime package");
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "--no-install-recommends", "faketime"]]) {
-    const result = spawnSync("apt-get", args, { stdio: "inherit", env });
-    if (result.status !== 0) throw new Error(`apt-get ${args.join(" ")} failed (exit ${result.status ?? result.signal})`);
-  }
-  if (!fakeTimeInstalled()) throw new Error("apt-get installed faketime but no libfaketime.so.1 is under /usr/lib/*/faketime/");
+  aptInstall(["faketime"], {
+    missing: "libfaketime is not installed.",
+    installed: fakeTimeInstalled,
+    incomplete: "apt-get installed faketime but no libfaketime.so.1 is under /usr/lib/*/faketime/",
+    log,
+  });
 }

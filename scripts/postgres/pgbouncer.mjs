@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { URL } from "node:url";
+import { aptInstall } from "../commands.mjs";
 import { freePort } from "./cluster.mjs";
 
 const PGBOUNCER = "/usr/sbin/pgbouncer";
@@ -26,18 +27,13 @@ const isRoot = () => typeof process.getuid === "function" && process.getuid() ==
 /** Installs Debian's PgBouncer when it is missing. */
 export function installPgbouncer() {
   if (existsSync(PGBOUNCER)) return;
-  if (!isRoot() || !existsSync("/usr/bin/apt-get")) {
-    throw new Error("PgBouncer is not installed. Install Debian's package, then run again:\n  sudo apt-get install -y pgbouncer");
-  }
-  log("not installed: installing Debian's pgbouncer package");
-  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  for (const args of [["update", "-qq"], ["install", "-y", "-qq", "--no-install-recommends", "pgbouncer"]]) {
-    const result = spawnSync("apt-get", args, { stdio: "inherit", env });
-    if (result.status !== 0) throw new Error(`apt-get ${args.join(" ")} failed (exit ${result.status ?? result.signal})`);
-  }
-  if (!existsSync(PGBOUNCER)) throw new Error(`apt-get installed pgbouncer but there is no ${PGBOUNCER}`);
+  aptInstall(["pgbouncer"], {
+    missing: "PgBouncer is not installed.",
+    installed: () => existsSync(PGBOUNCER),
+    incomplete: `apt-get installed pgbouncer but there is no ${PGBOUNCER}`,
+    log,
+  });
 }
-
 
 function listening(port) {
   return new Promise((resolve) => {
