@@ -39,11 +39,12 @@ const started = await Report({
 }).getCoverageMapFromAllCoverageFiles();
 
 const inProcess = libCoverage.createCoverageMap(JSON.parse(readFileSync(join(out, "coverage-final.json"), "utf8")));
+const startedFiles = new Set(started.files());
 const lines = { total: 0, inProcess: 0, merged: 0 };
 const files = {};
 for (const file of inProcess.files()) {
   const mine = inProcess.fileCoverageFor(file).getLineCoverage();
-  const theirs = started.files().includes(file) ? started.fileCoverageFor(file).getLineCoverage() : {};
+  const theirs = startedFiles.has(file) ? started.fileCoverageFor(file).getLineCoverage() : {};
   const total = Object.keys(mine).length;
   const here = Object.values(mine).filter((count) => count > 0).length;
   const either = Object.keys(mine).filter((line) => mine[line] > 0 || (theirs[line] ?? 0) > 0).length;
