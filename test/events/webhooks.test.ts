@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startLiveService, type LiveService } from "../helpers/live-service.js";
 import { EventStream, Receiver } from "./support.js";
+import { openFilesOf } from "../helpers/locks.js";
 import { readRawFile } from "../helpers/raw-file.js";
 
 // Events (DESIGN §13) through a real service (real Chromium, SQLite, HTTP) and the sandbox: signed
@@ -27,13 +28,7 @@ afterAll(async () => {
 /** This process's open descriptors on the service's database file: one per connection to it. */
 function databaseConnections(): number {
   const file = join(live.config.dataDir, "action-service.db");
-  return readdirSync("/proc/self/fd").filter((fd) => {
-    try {
-      return readlinkSync(`/proc/self/fd/${fd}`) === file;
-    } catch {
-      return false; // closed meanwhile
-    }
-  }).length;
+  return openFilesOf(process.pid, file).filter((path) => path === file).length;
 }
 
 describe("the delivery thread", () => {

@@ -1,12 +1,12 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterAll, expect, it } from "vitest";
-import { holdsLock } from "../helpers/locks.js";
+import { holdsLock, openFilesOf } from "../helpers/locks.js";
 import { CLI, restClient, startServe, type ServeProcess } from "../helpers/processes.js";
 
 // Issue 26: SQLite's locks are POSIX locks, owned by the process. Other programs open the data
@@ -27,24 +27,10 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** The paths `pid` holds open in the data dir, " (deleted)" kept where the kernel says so. */
-function openFilesOf(pid: number): string[] {
-  const fds = `/proc/${pid}/fd`;
-  return readdirSync(fds)
-    .map((fd) => {
-      try {
-        return readlinkSync(join(fds, fd));
-      } catch {
-        return "";
-      }
-    })
-    .filter((path) => path.startsWith(dataDir));
-}
-
 /** Waits until serve's delivery thread has its own connection open: two descriptors on the database file. */
 async function deliveryThreadConnected(pid: number): Promise<void> {
   for (;;) {
-    if (openFilesOf(pid).filter((path) => path === dbFile).length >= 2) return;
+    if (openFilesOf(pid, dataDir).filter((path) => path === dbFile).length >= 2) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -94,7 +80,7 @@ it("other programs opening and cleanly closing the database never take serve's j
 
   const serveIsWhole = (after: string): void => {
     expect(holdsLock(pid, dbFile), `serve holds its lock on the database file after ${after}`).toBe(true);
-    expect(openFilesOf(pid).filter((path) => path.endsWith("(deleted)")), `serve's files after ${after}`).toEqual([]);
+    expect(openFilesOf(pid, dataDir).filter((path) => path.endsWith("(deleted)")), `serve's files after ${after}`).toEqual([]);
     expect(journal(), `the journal after ${after}`).toEqual(journalAtStart);
   };
   serveIsWhole("start-up");
