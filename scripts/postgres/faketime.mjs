@@ -8,11 +8,14 @@ import { aptInstall } from "../commands.mjs";
  */
 const log = (message) => console.log(`[faketime] ${message}`);
 
-/** libfaketime's preload library, where Debian's `faketime` package puts it (/usr/lib/<multiarch>/faketime/). */
-function fakeTimeInstalled() {
+/** libfaketime's preload library, where Debian's `faketime` package puts it (/usr/lib/<multiarch>/faketime/); undefined when missing. */
+export function fakeTimeLibrary() {
+  // x86_64-linux-gnu, aarch64-linux-gnu, …
   const candidates = ["/usr/lib/faketime", ...readdirSync("/usr/lib").map((name) => join("/usr/lib", name, "faketime"))];
-  return candidates.some((dir) => existsSync(join(dir, "libfaketime.so.1")));
+  return candidates.map((dir) => join(dir, "libfaketime.so.1")).find((file) => existsSync(file));
 }
+
+const fakeTimeInstalled = () => fakeTimeLibrary() !== undefined;
 
 /** Installs Debian's faketime when libfaketime is missing. */
 export function installFakeTime() {
