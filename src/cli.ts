@@ -85,7 +85,7 @@ async function keys(args: string[]): Promise<void> {
   const { createService } = await import("./main.js");
   const { silentLogger } = await import("./engine/logger.js");
   const { enabledPlatforms } = await import("./platforms/index.js");
-  const { knownDrivers } = await import("./server.js");
+  const { knownDrivers } = await import("./platforms/known.js");
   const known = await knownDrivers(settings, silentLogger);
   const service = await createService(settings, {
     executor: { execute: () => Promise.reject(new Error(`keys ${sub} runs no action`)) },

@@ -1,7 +1,7 @@
 import type { Hono } from "hono";
 import { BrowserExecutor } from "./browser/executor.js";
 import { BrowserPool, preloadBrowser } from "./browser/pool.js";
-import { ConfigError, type Config } from "./config.js";
+import type { Config } from "./config.js";
 import type { Clock } from "./engine/clock.js";
 import type { Engine } from "./engine/engine.js";
 import type { Logger } from "./engine/logger.js";
@@ -15,7 +15,8 @@ import { mountMcpHttp, type McpHttpEndpoint } from "./mcp/http.js";
 import { mountMetrics } from "./api/metrics.js";
 import { ServiceMetrics } from "./metrics/index.js";
 import { mountWebApp } from "./web/index.js";
-import { DRIVERS, DriverError, enabledPlatforms, loadDrivers } from "./platforms/index.js";
+import { enabledPlatforms } from "./platforms/index.js";
+import { knownDrivers } from "./platforms/known.js";
 import type { Driver } from "./platforms/driver.js";
 import { dkimRecord, generateDkimKey, readDkimKey, startSandbox, type RunningSandbox } from "./sandbox/index.js";
 
@@ -55,31 +56,6 @@ export interface RunningServer {
   /** The inbox's SMTP listener, when `ACTION_SERVICE_SMTP_PORT` is set (DESIGN §15). */
   mail: MailListener | undefined;
   close(): Promise<void>;
-}
-
-/**
- * The built-in drivers and those `ACTION_SERVICE_DRIVERS` names, checked against
- * `ACTION_SERVICE_PLATFORMS`: a driver that cannot run here is a configuration error (exit 2).
- */
-export async function knownDrivers(config: Config, logger: Logger, given: readonly Driver[] = []): Promise<Driver[]> {
-  let known: Driver[];
-  try {
-    known = await loadDrivers(config.drivers, { given });
-  } catch (error) {
-    if (!(error instanceof DriverError)) throw error;
-    throw new ConfigError(`Invalid configuration:\n  ACTION_SERVICE_DRIVERS: ${error.message.replaceAll("\n", "\n  ")}`);
-  }
-  let drivers: Driver[];
-  try {
-    ({ drivers } = enabledPlatforms(config.sandboxUrl, config.platforms, known));
-  } catch (error) {
-    if (!(error instanceof DriverError)) throw error;
-    throw new ConfigError(`Invalid configuration:\n  ${error.message}`);
-  }
-  for (const driver of known) {
-    if (!DRIVERS.includes(driver) && !drivers.includes(driver)) logger.warn(`the driver for "${driver.platform.name}" is loaded but not enabled: say where it lives in ACTION_SERVICE_PLATFORMS (${driver.platform.name}=https://…)`);
-  }
-  return known;
 }
 
 /** The composition root of a service process: reads nothing from the environment itself. */

@@ -1,4 +1,3 @@
-import { createRequire } from "node:module";
 import { z } from "zod";
 import { McpServer, type CallToolResult, type InputRequiredResult, type ServerContext } from "@modelcontextprotocol/server";
 import type { Principal } from "../domain/keys.js";
@@ -17,6 +16,7 @@ import type { Tool, ToolContext, ToolResult } from "./tool.js";
 import { MAX_WAIT_SECONDS } from "./schemas.js";
 import { progressMessage } from "./describe.js";
 import { TOOLS } from "./tools/index.js";
+import { PACKAGE_VERSION } from "../package.js";
 
 /** Who the MCP session acts for: the stdio owner, or the key that opened an HTTP session. */
 export interface McpSessionOptions {
@@ -40,14 +40,6 @@ const INSTRUCTIONS = [
   "A failed action is a normal result: its text gives the recommended next step. Still queued or running: call get_action.",
 ].join(" ");
 
-function serverVersion(): string {
-  try {
-    // src/mcp and dist/mcp both sit two levels below package.json.
-    return (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
-  } catch {
-    return "0.0.0";
-  }
-}
 
 /**
  * One MCP session over the engine: the tools of `tools/`, the `action://{id}`
@@ -59,7 +51,7 @@ export function createMcpServer(options: McpSessionOptions): McpServer {
   const era = options.era ?? "legacy";
   const longLived = options.longLived ?? true;
   const mcp = new McpServer(
-    { name: "action-service", title: "Action Service", version: serverVersion() },
+    { name: "action-service", title: "Action Service", version: PACKAGE_VERSION },
     {
       // A session's tools never change and new actions are announced per URI: no list changes.
       capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },

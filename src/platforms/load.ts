@@ -96,7 +96,8 @@ let hooked = false;
 function resolveDriverApiToThisService(): void {
   if (hooked) return;
   hooked = true;
-  const api = new URL(`../driver-api.${import.meta.url.endsWith(".ts") ? "ts" : "js"}`, import.meta.url).href;
+  // From the sources (the test runner) this is src/platforms/load.ts; built, a chunk of dist/ beside the entry (scripts/bundle.mjs).
+  const api = new URL(import.meta.url.endsWith(".ts") ? "../driver-api.ts" : "./driver-api.js", import.meta.url).href;
   register(`data:text/javascript,${encodeURIComponent(RESOLVE_HOOK)}`, { data: { api } });
 }
 

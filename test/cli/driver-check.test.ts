@@ -11,7 +11,7 @@ import { CLI, freePort } from "../helpers/processes.js";
 // `action-service driver check` as a user runs it: dist/cli.js (`npm run build` first) against a
 // real sandbox, with this machine's Chromium. Each run is its own process and browser.
 const PASSWORD = "sandbox-password";
-const DIST = join(import.meta.dirname, "..", "..", "dist");
+const EXAMPLES = join(import.meta.dirname, "..", "..", "examples", "drivers");
 
 let sandbox: RunningSandbox;
 let dir: string;
@@ -127,14 +127,14 @@ describe("action-service driver check", () => {
   });
 
   it("fails a driver module whose signed-in marker the platform never shows, naming that state", { timeout: 120_000 }, async () => {
-    // A user's own driver, outside the source tree: the sandbox's, with a signed-in marker of another site.
+    // A user's own driver, outside the source tree, written with action-service/driver alone: the
+    // example notes driver (made for the sandbox), with a signed-in marker of another site.
     const module = join(dir, "wrong-marker.mjs");
-    const dist = (path: string): string => pathToFileURL(join(DIST, path)).href;
     writeFileSync(
       module,
-      `import { defineDriver } from ${JSON.stringify(dist("platforms/define-driver.js"))};
-import { sandboxDriver } from ${JSON.stringify(dist("platforms/sandbox/index.js"))};
-const { platform, signIn, failures, signedInAs, actions } = sandboxDriver;
+      `import { defineDriver } from "action-service/driver";
+import notes from ${JSON.stringify(pathToFileURL(join(EXAMPLES, "notes", "index.js")).href)};
+const { platform, signIn, failures, signedInAs, actions } = notes;
 export default defineDriver({
   platform: { name: "wrongmarker", title: "Wrong marker", description: platform.description },
   signIn: { ...signIn, probe: undefined, signedIn: (page) => page.getByRole("heading", { name: "Timeline", exact: true }) },

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,6 +12,7 @@ import { TOOLS } from "../../src/mcp/tools/index.js";
 
 /** Built by `npm run build` (which `npm run setup` runs before `npm test`). */
 const CLI = fileURLToPath(new URL("../../dist/cli.js", import.meta.url));
+const PACKAGE = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
 
 const stops: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -34,6 +35,8 @@ describe("MCP over stdio (action-service mcp)", () => {
     client.onerror = (error) => void streamErrors.push(error);
     await client.connect(transport);
     stops.push(() => client.close());
+    // The built service (dist/ is a bundle) still knows its own version.
+    expect(client.getServerVersion()).toMatchObject({ name: "action-service", version: PACKAGE.version });
 
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(TOOLS.map((tool) => tool.name).sort());

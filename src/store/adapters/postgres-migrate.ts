@@ -1,12 +1,10 @@
 import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { sql, type Kysely } from "kysely";
 import type { Schema } from "../schema.js";
-import { migrationFiles, pendingMigrations, refuseNewerSchema, versionOf } from "./schema-version.js";
+import { migrationFiles, migrationsDir, pendingMigrations, refuseNewerSchema, versionOf } from "./schema-version.js";
 
-/** `migrations/postgres` at the package root: the same path from `src/store/adapters` and `dist/store/adapters`. */
-const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "migrations", "postgres");
+const MIGRATIONS_DIR = migrationsDir("postgres");
 
 /** The advisory lock `migrate` holds: one process applies migrations at a time. */
 const MIGRATION_LOCK = 7_402_611;

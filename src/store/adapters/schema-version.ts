@@ -1,4 +1,11 @@
 import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { PACKAGE_DIR } from "../../package.js";
+
+/** `migrations/<kind>` of this package. */
+export function migrationsDir(kind: "sqlite" | "postgres"): string {
+  return join(PACKAGE_DIR, "migrations", kind);
+}
 
 /** A migrations dir's `NNN_name.sql` files, in the order they apply. */
 export function migrationFiles(dir: string): string[] {

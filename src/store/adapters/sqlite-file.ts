@@ -2,13 +2,11 @@ import Database from "better-sqlite3";
 import { chmodSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { BUSY_TIMEOUT_MS } from "./busy.js";
-import { migrationFiles, pendingMigrations, refuseNewerSchema, versionOf } from "./schema-version.js";
-import { fileURLToPath } from "node:url";
+import { migrationFiles, migrationsDir, pendingMigrations, refuseNewerSchema, versionOf } from "./schema-version.js";
 
 export type Db = Database.Database;
 
-/** `migrations/sqlite` at the package root: the same path from `src/store/adapters` and `dist/store/adapters`. */
-const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "migrations", "sqlite");
+const MIGRATIONS_DIR = migrationsDir("sqlite");
 
 /**
  * Opens (creating if needed) the SQLite file with WAL, an explicit `synchronous`
