@@ -7,10 +7,12 @@
  * deleted at the end, whatever the outcome, and on SIGINT/SIGTERM; the process exits with vitest's
  * status.
  */
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { commands } from "../commands.mjs";
 import { createDatabase, installPostgres, startCluster } from "./cluster.mjs";
 
@@ -51,16 +53,23 @@ export async function runVitestOnCluster({ name, config, prepare = () => undefin
   try {
     installPostgres();
     prepare({ run, log });
-    const adapterFile = join(root, "dist", "store", "adapters", "postgres.js");
-    if (!existsSync(join(root, "dist", "cli.js")) || !existsSync(adapterFile)) {
+    const cli = join(root, "dist", "cli.js");
+    if (!existsSync(cli)) {
       log("dist/ is missing: npm run build");
       run("npm", ["run", "build"], { cwd: root });
     }
     cluster = await startCluster();
     const templateUrl = await createDatabase(cluster.url, TEMPLATE);
-    const { PostgresAdapter } = await import(pathToFileURL(adapterFile).href);
-    const adapter = await PostgresAdapter.open(templateUrl);
-    await adapter.close();
+    // Migrated as an operator does, by the built CLI (a data dir of its own, a key nothing sealed with).
+    const dataDir = mkdtempSync(join(tmpdir(), "action-service-migrate-"));
+    try {
+      execFileSync(process.execPath, [cli, "migrate"], {
+        env: { ...process.env, ACTION_SERVICE_DATABASE_URL: templateUrl, ACTION_SERVICE_MASTER_KEY: randomBytes(32).toString("hex"), ACTION_SERVICE_DATA_DIR: dataDir },
+        stdio: ["ignore", "ignore", "inherit"],
+      });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
     log(`${TEMPLATE}: migrated`);
 
     const vitest = join(root, "node_modules", "vitest", "vitest.mjs");
