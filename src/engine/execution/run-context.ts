@@ -29,11 +29,7 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
   const account = await store.accounts.get(accountId);
   if (!account) throw new Error(`account ${accountId} of action ${action.id} is gone`);
   // Read once, when the run starts: a driver asks for them while it drives the page.
-  const [password, totpSecret, session] = await Promise.all([
-    store.accounts.getSecret(accountId, "password"),
-    store.accounts.getSecret(accountId, "totp_secret"),
-    store.accounts.getSecret(accountId, "session"),
-  ]);
+  const { password, totp_secret: totpSecret, session } = await store.accounts.getSecrets(accountId);
   // Its secret params (sealed at create, DESIGN §14), put back for this run only: the record stays redacted.
   const secrets = mayHoldSecrets(action.type, action.params) ? await store.routines.secretParams(action.id) : {};
   const whole: ActionRecord = { ...action, params: restoreSecrets(action.params, secrets) };

@@ -230,6 +230,16 @@ export class AccountRepository {
     return sealed ? this.sealer.open(sealed, `account:${id}:${secret}`) : undefined;
   }
 
+  /** Every secret of the account, in one statement (a run reads them all as it starts); those not stored are undefined. */
+  async getSecrets(id: string): Promise<Record<AccountSecret, string | undefined>> {
+    const row = await this.q.db.selectFrom("accounts").select(["password_sealed", "totp_sealed", "session_sealed"]).where("id", "=", id).executeTakeFirst();
+    const open = (secret: AccountSecret): string | undefined => {
+      const sealed = row?.[SECRET_COLUMN[secret]];
+      return sealed ? this.sealer.open(sealed, `account:${id}:${secret}`) : undefined;
+    };
+    return { password: open("password"), totp_secret: open("totp_secret"), session: open("session") };
+  }
+
   /** Wipes credentials and browser state; the row stays for the actions that name it. */
   async softDelete(id: string, now: string): Promise<void> {
     await this.q.db
