@@ -40,7 +40,6 @@ const INSTRUCTIONS = [
   "A failed action is a normal result: its text gives the recommended next step. Still queued or running: call get_action.",
 ].join(" ");
 
-
 /**
  * One MCP session over the engine: the tools of `tools/`, the `action://{id}`
  * resources, challenge elicitations. The only code that maps tools to the protocol;

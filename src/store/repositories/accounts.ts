@@ -226,18 +226,22 @@ export class AccountRepository {
   async getSecret(id: string, secret: AccountSecret): Promise<string | undefined> {
     const column = SECRET_COLUMN[secret];
     const row = await this.q.db.selectFrom("accounts").select(column).where("id", "=", id).executeTakeFirst();
-    const sealed = row?.[column];
-    return sealed ? this.sealer.open(sealed, `account:${id}:${secret}`) : undefined;
+    return this.#open(id, secret, row?.[column]);
   }
 
   /** Every secret of the account, in one statement (a run reads them all as it starts); those not stored are undefined. */
   async getSecrets(id: string): Promise<Record<AccountSecret, string | undefined>> {
     const row = await this.q.db.selectFrom("accounts").select(["password_sealed", "totp_sealed", "session_sealed"]).where("id", "=", id).executeTakeFirst();
-    const open = (secret: AccountSecret): string | undefined => {
-      const sealed = row?.[SECRET_COLUMN[secret]];
-      return sealed ? this.sealer.open(sealed, `account:${id}:${secret}`) : undefined;
+    return {
+      password: this.#open(id, "password", row?.password_sealed),
+      totp_secret: this.#open(id, "totp_secret", row?.totp_sealed),
+      session: this.#open(id, "session", row?.session_sealed),
     };
-    return { password: open("password"), totp_secret: open("totp_secret"), session: open("session") };
+  }
+
+  /** A secret as `setSecret` sealed it (bound to its account and kind); none stored: undefined. */
+  #open(id: string, secret: AccountSecret, sealed: Buffer | null | undefined): string | undefined {
+    return sealed ? this.sealer.open(sealed, `account:${id}:${secret}`) : undefined;
   }
 
   /** Wipes credentials and browser state; the row stays for the actions that name it. */
