@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { recordAccountEvent } from "../../src/engine/outbox/index.js";
 import type { Store } from "../../src/store/index.js";
+import { countRows } from "../helpers/sql.js";
 import { temporaryStore } from "../helpers/database.js";
 
 let opened: { remove(): Promise<void> } | undefined;
@@ -46,5 +48,30 @@ describe("the statement count", () => {
     expect(await store.accounts.getSecrets("acc_1")).toEqual({ password: "hunter2", totp_secret: undefined, session: '{"cookies":[]}' });
     expect(store.statementCount - before).toBe(1);
     expect(await store.accounts.getSecrets("acc_missing")).toEqual({ password: undefined, totp_secret: undefined, session: undefined });
+  });
+
+  it("an event reads its workspace's endpoints only when one is enabled there: none, one statement; one, a delivery", async () => {
+    const store = await open();
+    const now = new Date().toISOString();
+    for (const id of ["ws_1", "ws_2"]) await store.workspaces.insert({ id, name: id, created_at: now });
+    await store.accounts.insert({ id: "acc_1", workspace_id: "ws_1", platform: "sandbox", username: "bob", created_at: now });
+    const endpoint = (id: string, workspace_id: string) => store.webhooks.insertEndpoint({ id, workspace_id, url: `http://127.0.0.1:9/${id}`, events: undefined, account_ids: undefined, created_at: now }, "whsec");
+    /** Statements and new deliveries of recording the account's event (its read, the insert, and BEGIN and COMMIT). */
+    const record = async (): Promise<{ statements: number; deliveries: number }> => {
+      const delivered = await countRows(store, "webhook_deliveries");
+      const before = store.statementCount;
+      await store.transaction(() => recordAccountEvent(store, "acc_1", now));
+      return { statements: store.statementCount - before, deliveries: (await countRows(store, "webhook_deliveries")) - delivered };
+    };
+    expect(await record()).toEqual({ statements: 4, deliveries: 0 });
+    // Another workspace's endpoint is not this one's.
+    await endpoint("wh_other", "ws_2");
+    expect(await record()).toEqual({ statements: 4, deliveries: 0 });
+    // One here: the endpoints are read and its delivery written.
+    await endpoint("wh_1", "ws_1");
+    expect(await record()).toEqual({ statements: 6, deliveries: 1 });
+    // Disabled, it is none again.
+    await store.transaction(() => store.webhooks.disable("wh_1", "test", now));
+    expect(await record()).toEqual({ statements: 4, deliveries: 0 });
   });
 });

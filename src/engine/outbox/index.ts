@@ -42,11 +42,7 @@ export async function recordClaimEvents(store: Store, taken: readonly ActionReco
       data: presentAction(action) as unknown as Record<string, unknown>,
       created_at: now,
     }));
-  const seqs = await store.events.insertAll(events);
-  await store.webhooks.fanOutAll(
-    events.map((event, i) => ({ seq: seqs[i]!, workspace_id: event.workspace_id, type: event.type, account_id: event.account_id, subject_id: event.subject_id, created_at: now })),
-    () => newId("dlv"),
-  );
+  await appendAll(store, events);
 }
 
 /** Records an account's status (when it is added, and when its status moves). */
@@ -110,9 +106,17 @@ const ACCOUNT_STATUS_OF: Partial<Record<ActionErrorCode, AccountStatus>> = { sig
 const CHECKED_STATUS: Record<CheckOutcome, AccountStatus | undefined> = { connected: "connected", signed_in_again: "connected", needs_auth: "needs_auth", blocked: "blocked", failed: undefined };
 
 async function append(store: Store, event: Omit<EventRecord, "seq" | "tx_order" | "id">): Promise<void> {
-  const id = newId("evt");
-  const seq = await store.events.insert({ ...event, id });
-  await store.webhooks.fanOut({ seq, workspace_id: event.workspace_id, type: event.type, account_id: event.account_id, subject_id: event.subject_id, created_at: event.created_at }, () => newId("dlv"));
+  await appendAll(store, [{ ...event, id: newId("evt") }]);
+}
+
+/** Writes events and their deliveries: the endpoints are read only when the insert found some in their workspaces. */
+async function appendAll(store: Store, events: readonly Omit<EventRecord, "seq" | "tx_order">[]): Promise<void> {
+  const { seqs, endpoints } = await store.events.insertAll(events);
+  if (!endpoints) return;
+  await store.webhooks.fanOutAll(
+    events.map((event, i) => ({ seq: seqs[i]!, workspace_id: event.workspace_id, type: event.type, account_id: event.account_id, subject_id: event.subject_id, created_at: event.created_at })),
+    () => newId("dlv"),
+  );
 }
 
 export type { EventType };

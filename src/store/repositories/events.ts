@@ -84,16 +84,30 @@ export class EventRepository {
     return row.seq;
   }
 
-  /** Appends several events in one statement (a batched claim's); returns their `seq`s, in the order given. */
-  async insertAll(events: readonly Omit<EventRecord, "seq" | "tx_order">[]): Promise<number[]> {
-    if (events.length === 0) return [];
+  /**
+   * Appends several events in one statement (the outbox's, a batched claim's); returns their `seq`s,
+   * in the order given, and whether any of their workspaces has an enabled webhook endpoint, found
+   * by the same statement: where none has — most workspaces, most of the time — there is nothing to
+   * fan out and the endpoints are not read again (three statements a post). They are looked at in
+   * the insert's own snapshot, as a read right after it would look.
+   */
+  async insertAll(events: readonly Omit<EventRecord, "seq" | "tx_order">[]): Promise<{ seqs: number[]; endpoints: boolean }> {
+    if (events.length === 0) return { seqs: [], endpoints: false };
+    const workspaces = [...new Set(events.map((event) => event.workspace_id))];
     const rows = await this.q.db
       .insertInto("events")
       .values(events.map((event) => ({ ...event, challenge_id: event.challenge_id ?? null, data: JSON.stringify(event.data) })))
-      .returning(["id", "seq"])
+      .returning((eb) => [
+        "id",
+        "seq",
+        eb
+          .exists(eb.selectFrom("webhook_endpoints").select(sql.lit(1).as("one")).where("workspace_id", "in", workspaces).where("disabled_at", "is", null))
+          .as("endpoints"),
+      ])
       .execute();
     const seqOf = new Map(rows.map((row) => [row.id, row.seq]));
-    return events.map((event) => seqOf.get(event.id)!);
+    // SQLite answers 0 or 1, PostgreSQL a boolean.
+    return { seqs: events.map((event) => seqOf.get(event.id)!), endpoints: rows.some((row) => Boolean(row.endpoints)) };
   }
 
   async bySeq(seq: number): Promise<EventRecord | undefined> {

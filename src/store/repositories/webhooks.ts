@@ -4,7 +4,7 @@ import type { Sealer } from "../crypto.js";
 import type { EventType } from "./events.js";
 import { firstOfItsSubject, nextDeliveryAt } from "./work-due.js";
 
-/** An event as `fanOut` needs it. */
+/** An event as `fanOutAll` needs it. */
 type FannedOutEvent = { seq: number; workspace_id: string; type: EventType; account_id: string; subject_id: string; created_at: string };
 
 /** A webhook endpoint, without its secret. */
@@ -79,7 +79,7 @@ export class WebhookRepository {
   ) {}
 
   /**
-   * Calls `listener` once deliveries this store queued have committed (`fanOut`): the dispatcher
+   * Calls `listener` once deliveries this store queued have committed (`fanOutAll`): the dispatcher
    * sends them at once, whatever change queued them. Other processes' are theirs to send (the
    * heartbeat's survey backs them up). Returns the unsubscribe.
    */
@@ -157,14 +157,10 @@ export class WebhookRepository {
   }
 
   /**
-   * One pending delivery of the event to every enabled endpoint of its workspace that takes it
-   * (its event types and account allow-list, read here: a workspace has a handful of endpoints).
+   * One pending delivery of each event to every enabled endpoint of its workspace that takes it
+   * (its event types and account allow-list, read here: a workspace has a handful of endpoints), in
+   * two statements whatever the events' number (a batched claim's).
    */
-  fanOut(event: FannedOutEvent, newId: () => string): Promise<number> {
-    return this.fanOutAll([event], newId);
-  }
-
-  /** `fanOut` for several events at once, in two statements whatever their number (a batched claim's). */
   async fanOutAll(events: readonly FannedOutEvent[], newId: () => string): Promise<number> {
     if (events.length === 0) return 0;
     const candidates = await this.q.db
