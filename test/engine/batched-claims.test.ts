@@ -73,4 +73,22 @@ describe("a batched claim", () => {
     expect(last.more).toBe(false);
     expect((await claim(1)).more).toBe(false);
   });
+
+  it("looking first (a slot a run freed) costs one read without a transaction when nothing waits, and claims what does", { timeout: 60_000 }, async () => {
+    const h = await queued(1);
+    const { store, lifecycle, runnerId, leaseNow } = await claimer(h);
+    const claim = async (lookFirst: boolean, skipAccounts = new Set<string>()) => {
+      const before = store.statementCount;
+      const { taken } = await lifecycle.claim(runnerId, { limit: 2, skipAccounts, holds: async () => true, leaseNow, lookFirst });
+      return { statements: store.statementCount - before, taken: taken.length };
+    };
+    const [waiting] = await store.actions.list({ workspaceId: h.workspaceId, status: "queued", limit: 10 });
+    // Its account busy here: nothing it may claim. Looking first is one statement; a claim is BEGIN, the read, COMMIT.
+    expect(await claim(true, new Set([waiting!.account_id]))).toEqual({ statements: 1, taken: 0 });
+    expect(await claim(false, new Set([waiting!.account_id]))).toEqual({ statements: 3, taken: 0 });
+    // The account free (its run ended): the look finds the action, and the claim takes it.
+    expect((await claim(true)).taken).toBe(1);
+    expect(await store.actions.get(waiting!.id)).toMatchObject({ status: "running", runner_id: runnerId });
+    expect(await claim(true)).toEqual({ statements: 1, taken: 0 });
+  });
 });

@@ -123,11 +123,17 @@ export class Lifecycle {
    *
    * `more`: whether claimable work was left once `limit` was reached (each round looks at one
    * candidate more than it may take); only then are the other coordinators woken (docs/decisions.md).
+   *
+   * `lookFirst`: one read without a transaction or a lock first, and the claim only when it found a
+   * candidate. For a slot that a run freed, where nothing waits most of the time: one statement, not
+   * a transaction of three (and on SQLite no write lock taken for nothing). Work queued after the
+   * look wakes a claim of its own (`Runner.offer`, the change feed).
    */
   async claim(
     runnerId: string,
-    options: { limit: number; skipAccounts: ReadonlySet<string>; warmAccounts?: Iterable<string>; holds: () => boolean | Promise<boolean>; leaseNow: () => string },
+    options: { limit: number; skipAccounts: ReadonlySet<string>; warmAccounts?: Iterable<string>; holds: () => boolean | Promise<boolean>; leaseNow: () => string; lookFirst?: boolean },
   ): Promise<{ taken: ActionRecord[]; deferred: boolean; more: boolean }> {
+    if (options.lookFirst && (await this.#claimable(runnerId, options, this.clock.now(), options.leaseNow(), 1, false)).length === 0) return { taken: [], deferred: false, more: false };
     const { taken, deferred, more } = await this.store.transaction(
       async () => {
         const changes = { taken: [] as ActionRecord[], deferred: [] as ActionRecord[], more: false };
@@ -155,16 +161,7 @@ export class Lifecycle {
     const now = clockNow.toISOString();
     const leaseNow = options.leaseNow();
     const wanted = options.limit - changes.taken.length;
-    const found = await this.store.actions.claimable(now, {
-      runnerId,
-      leaseNow,
-      skipAccounts: [...options.skipAccounts],
-      warmAccounts: [...(options.warmAccounts ?? [])].filter((accountId) => !options.skipAccounts.has(accountId)),
-      passOverSince: new Date(clockNow.getTime() - PASS_OVER_MS).toISOString(),
-      preferWarmSince: new Date(clockNow.getTime() - PREFER_WARM_MS).toISOString(),
-      limit: wanted + 1,
-      lock: true,
-    });
+    const found = await this.#claimable(runnerId, options, clockNow, leaseNow, wanted + 1, true);
     // The one past the limit is only looked at (its row lock ends with this transaction).
     changes.more = found.length > wanted;
     const candidates = found.slice(0, wanted);
@@ -184,6 +181,20 @@ export class Lifecycle {
     const taken = await this.store.actions.take(startable, runnerId, now, leaseNow);
     await recordClaimEvents(this.store, taken, now);
     changes.taken.push(...taken);
+  }
+
+  /** What `runnerId` may claim at `clockNow` (`leaseNow` on the lease clock), up to `limit` (`actions.claimable`; `lock`: inside the claim's transaction). */
+  #claimable(runnerId: string, options: { skipAccounts: ReadonlySet<string>; warmAccounts?: Iterable<string> }, clockNow: Date, leaseNow: string, limit: number, lock: boolean) {
+    return this.store.actions.claimable(clockNow.toISOString(), {
+      runnerId,
+      leaseNow,
+      skipAccounts: [...options.skipAccounts],
+      warmAccounts: [...(options.warmAccounts ?? [])].filter((accountId) => !options.skipAccounts.has(accountId)),
+      passOverSince: new Date(clockNow.getTime() - PASS_OVER_MS).toISOString(),
+      preferWarmSince: new Date(clockNow.getTime() - PREFER_WARM_MS).toISOString(),
+      limit,
+      lock,
+    });
   }
 
   /**
@@ -301,8 +312,13 @@ export class Lifecycle {
       if (mayHoldSecrets(action.type, action.params)) await this.store.routines.dropSecretParams(actionId);
       // A browser that never started is not a final answer: the same key may run it again.
       if (code === "browser_unavailable") await this.store.idempotency.forgetAction(actionId);
-      await recordActionEvent(this.store, actionId, now);
-      for (const id of [actionId, ...heldBack]) await this.emit(id);
+      // Read once, after every write of this transaction: its event and its announcement.
+      const ended = await this.store.actions.get(actionId);
+      if (ended) {
+        await recordActionEvent(this.store, actionId, now, ended);
+        this.announce(ended);
+      }
+      for (const id of heldBack) await this.emit(id);
       return true;
     }, ACTION_ROW_LOCKED);
     return finished;

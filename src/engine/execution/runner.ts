@@ -80,7 +80,8 @@ export class Runner {
   #timers: NodeJS.Timeout[] = [];
   #stopWatching: (() => void) | undefined;
   #pumping: Promise<void> | undefined;
-  #pumpAgain = false;
+  /** Asked to pump while a pump was under way: once more after it, looking first only if every ask said so. */
+  #pumpAgain: { lookFirst: boolean } | undefined;
   #pumpRetry: NodeJS.Timeout | undefined;
   /** Queued work was written here since the last claim (`offer`): if it cannot all be taken here, the others are woken for it. */
   #offered = false;
@@ -297,14 +298,19 @@ export class Runner {
     for (const run of waiting) if (answered.has(run.challengeId!)) await this.deliver(run.action.id);
   }
 
-  /** Starts whatever may start now; a busy database only delays it. One claim at a time, then once more if asked meanwhile. */
-  pump(): void {
+  /**
+   * Starts whatever may start now; a busy database only delays it. One claim at a time, then once
+   * more if asked meanwhile. `lookFirst`: nothing is known to wait (a run ended): look before
+   * claiming (`Lifecycle.claim`).
+   */
+  pump(options: { lookFirst?: boolean } = {}): void {
     if (this.#stopped || !this.#started) return;
+    const lookFirst = options.lookFirst === true;
     if (this.#pumping) {
-      this.#pumpAgain = true;
+      this.#pumpAgain = { lookFirst: lookFirst && (this.#pumpAgain?.lookFirst ?? true) };
       return;
     }
-    this.#pumping = this.#claim()
+    this.#pumping = this.#claim(lookFirst)
       .catch((error: unknown) => {
         if (!isBusy(error)) this.options.logger.error({ err: error }, "could not start queued actions");
         this.#pumpRetry ??= setTimeout(() => {
@@ -314,9 +320,10 @@ export class Runner {
       })
       .finally(() => {
         this.#pumping = undefined;
-        if (this.#pumpAgain) {
-          this.#pumpAgain = false;
-          this.pump();
+        const again = this.#pumpAgain;
+        if (again) {
+          this.#pumpAgain = undefined;
+          this.pump(again);
         }
       });
   }
@@ -339,7 +346,7 @@ export class Runner {
     );
   }
 
-  async #claim(): Promise<void> {
+  async #claim(lookFirst: boolean): Promise<void> {
     const { lifecycle, executor } = this.options;
     const free = this.#freeSlots();
     const offered = this.#offered;
@@ -358,6 +365,8 @@ export class Runner {
       warmAccounts: executor.warmAccounts?.() ?? [],
       holds: () => this.#lease.holdsHere(runnerId),
       leaseNow: () => this.#lease.now,
+      // Work written here is known to wait.
+      lookFirst: lookFirst && !offered,
     });
     for (const action of taken) this.#start(action);
     // Every free slot filled and claimable work left: it is for another coordinator's free slots.
@@ -388,7 +397,7 @@ export class Runner {
       .catch((error: unknown) => logger.error({ err: error, action_id: action.id }, "action run ended abnormally"))
       .finally(() => {
         this.#runs.delete(action.id);
-        this.pump();
+        this.pump({ lookFirst: true });
       });
   }
 

@@ -56,14 +56,16 @@ export async function recordAccountEvent(store: Store, accountId: string, now: s
 /**
  * Changes an account's status (DESIGN §16) with its reason (none once connected), and its profile
  * or `checked_at` if given, recording the event when the status or its reason moves (then true).
+ * `locked`: the account's row as this transaction already locked it (not locked and read again).
  */
 export async function updateAccountStatus(
   store: Store,
   accountId: string,
   changes: { status: AccountStatus; status_reason?: string; profile?: AccountRecord["profile"]; checked_at?: string },
   now: string,
+  locked?: AccountRecord,
 ): Promise<boolean> {
-  const before = await store.accounts.lockForWrite(accountId);
+  const before = locked ?? (await store.accounts.lockForWrite(accountId));
   if (!before) return false; // deleted meanwhile: nothing to record
   const reason = changes.status === "connected" ? undefined : changes.status_reason;
   await store.accounts.update(accountId, { ...changes, status_reason: reason ?? null }, now);
@@ -90,15 +92,15 @@ export async function recordAccountOutcome(store: Store, action: ActionRecord, o
   if (!recorded && isRequestedCheck(action)) await recordAccountEvent(store, account.id, now);
 }
 
-/** Sets what the action found out of the session; true when that was an `account.updated` event. */
+/** Sets what the action found out of the session (`account`: its row, locked by this transaction); true when that was an `account.updated` event. */
 async function recordSessionFound(store: Store, account: AccountRecord, action: ActionRecord, outcome: { code?: ActionErrorCode; message?: string }, now: string): Promise<boolean> {
   if (outcome.code === undefined) {
-    if (account.status !== "new") return updateAccountStatus(store, account.id, { status: "connected", checked_at: now }, now);
+    if (account.status !== "new") return updateAccountStatus(store, account.id, { status: "connected", checked_at: now }, now, account);
     await store.accounts.update(account.id, { checked_at: now }, now);
     return false;
   }
   const status = action.type === CHECK_TYPE ? CHECKED_STATUS[checkOutcome({ status: "failed", error_code: outcome.code }) ?? "failed"] : ACCOUNT_STATUS_OF[outcome.code];
-  return status ? updateAccountStatus(store, account.id, { status, status_reason: outcome.message ?? ACTION_ERRORS[outcome.code].message, checked_at: now }, now) : false;
+  return status ? updateAccountStatus(store, account.id, { status, status_reason: outcome.message ?? ACTION_ERRORS[outcome.code].message, checked_at: now }, now, account) : false;
 }
 
 const ACCOUNT_STATUS_OF: Partial<Record<ActionErrorCode, AccountStatus>> = { signed_out: "needs_auth", account_blocked: "blocked" };
