@@ -248,27 +248,31 @@ export async function waitForAction(core: EngineCore, actionId: string, seconds:
   if (seconds <= 0 || signal?.aborted) return (await core.store.actions.get(actionId))!;
   return new Promise((resolve, reject) => {
     let finished = false;
-    const done = (): void => {
+    /** Ends the wait with `found`, the settled record in hand (a committed change, or a look), else with the action read now. */
+    const done = (found?: ActionRecord): void => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
       core.lifecycle.events.off("change", onChange);
       unfollow();
-      signal?.removeEventListener("abort", done);
-      core.store.actions.get(actionId).then((action) => resolve(action!), reject);
+      signal?.removeEventListener("abort", stop);
+      if (found) resolve(found);
+      else core.store.actions.get(actionId).then((action) => resolve(action!), reject);
     };
+    const stop = (): void => done();
     const onChange = (action: ActionRecord): void => {
-      if (action.id === actionId && settled(action)) done();
+      if (action.id === actionId && settled(action)) done(action);
     };
-    const timer = setTimeout(done, seconds * 1000);
+    const timer = setTimeout(stop, seconds * 1000);
     const look = (): Promise<void> =>
       core.store.actions.get(actionId).then((action) => {
-        if (!action || settled(action)) done();
+        if (!action) done();
+        else if (settled(action)) done(action);
       });
     // Listening before the first look: a change between the two is not missed.
     core.lifecycle.events.on("change", onChange);
-    const unfollow = hearElsewhere(core, actionId, settledAt, done, look);
-    signal?.addEventListener("abort", done, { once: true });
+    const unfollow = hearElsewhere(core, actionId, settledAt, stop, look);
+    signal?.addEventListener("abort", stop, { once: true });
     look().catch(reject);
   });
 }

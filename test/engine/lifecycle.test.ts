@@ -168,11 +168,11 @@ describe("action lifecycle", () => {
     // The run reads the account's secrets before it drives the page: held there, the cancel comes first.
     const preparing = gate();
     const reading = gate();
-    const getSecrets = h.store.accounts.getSecrets.bind(h.store.accounts);
-    vi.spyOn(h.store.accounts, "getSecrets").mockImplementation(async (id) => {
+    const getWithSecrets = h.store.accounts.getWithSecrets.bind(h.store.accounts);
+    vi.spyOn(h.store.accounts, "getWithSecrets").mockImplementation(async (id) => {
       reading.open();
       await preparing.promise;
-      return getSecrets(id);
+      return getWithSecrets(id);
     });
     const created = await h.request("POST", "/v1/actions", { body: { account_id: accountId, type: "post", params: { text: "never" } } });
     await reading.promise;

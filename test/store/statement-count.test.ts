@@ -37,7 +37,7 @@ describe("the statement count", () => {
     expect(store.statementCount - before).toBe(5);
   });
 
-  it("an account's secrets, which a run reads as it starts, take one statement, each opened as its own", async () => {
+  it("an account with its secrets, which a run reads as it starts, take one statement, each secret opened as its own", async () => {
     const store = await open();
     const now = new Date().toISOString();
     await store.workspaces.insert({ id: "ws_1", name: "one", created_at: now });
@@ -45,9 +45,16 @@ describe("the statement count", () => {
     await store.accounts.setSecret("acc_1", "password", "hunter2", now);
     await store.accounts.setSecret("acc_1", "session", '{"cookies":[]}', now);
     const before = store.statementCount;
-    expect(await store.accounts.getSecrets("acc_1")).toEqual({ password: "hunter2", totp_secret: undefined, session: '{"cookies":[]}' });
+    const found = await store.accounts.getWithSecrets("acc_1");
     expect(store.statementCount - before).toBe(1);
-    expect(await store.accounts.getSecrets("acc_missing")).toEqual({ password: undefined, totp_secret: undefined, session: undefined });
+    expect(found?.secrets).toEqual({ password: "hunter2", totp_secret: undefined, session: '{"cookies":[]}' });
+    // The account as `get` reads it: what is held, never a sealed column.
+    expect(found?.account).toEqual(await store.accounts.get("acc_1"));
+    expect(found?.account).toMatchObject({ has_password: true, has_totp_secret: false, has_session: true });
+    expect(Object.keys(found!.account).filter((key) => key.endsWith("_sealed"))).toEqual([]);
+    expect(await store.accounts.getWithSecrets("acc_missing")).toBeUndefined();
+    await store.accounts.softDelete("acc_1", now);
+    expect(await store.accounts.getWithSecrets("acc_1")).toBeUndefined();
   });
 
   it("an event reads its workspace's endpoints only when one is enabled there: none, one statement; one, a delivery", async () => {

@@ -26,10 +26,10 @@ export interface RunHooks {
 export async function runContext(lifecycle: Lifecycle, logger: Logger, action: ActionRecord, hooks: RunHooks): Promise<ExecutionContext> {
   const { store } = lifecycle;
   const accountId = action.account_id;
-  const account = await store.accounts.get(accountId);
-  if (!account) throw new Error(`account ${accountId} of action ${action.id} is gone`);
-  // Read once, when the run starts: a driver asks for them while it drives the page.
-  const { password, totp_secret: totpSecret, session } = await store.accounts.getSecrets(accountId);
+  // Its secrets read once, with it, when the run starts: a driver asks for them while it drives the page.
+  const found = await store.accounts.getWithSecrets(accountId);
+  if (!found) throw new Error(`account ${accountId} of action ${action.id} is gone`);
+  const { account, secrets: { password, totp_secret: totpSecret, session } } = found;
   // Its secret params (sealed at create, DESIGN §14), put back for this run only: the record stays redacted.
   const secrets = mayHoldSecrets(action.type, action.params) ? await store.routines.secretParams(action.id) : {};
   const whole: ActionRecord = { ...action, params: restoreSecrets(action.params, secrets) };

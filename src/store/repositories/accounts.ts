@@ -229,13 +229,26 @@ export class AccountRepository {
     return this.#open(id, secret, row?.[column]);
   }
 
-  /** Every secret of the account, in one statement (a run reads them all as it starts); those not stored are undefined. */
-  async getSecrets(id: string): Promise<Record<AccountSecret, string | undefined>> {
-    const row = await this.q.db.selectFrom("accounts").select(["password_sealed", "totp_sealed", "session_sealed"]).where("id", "=", id).executeTakeFirst();
+  /**
+   * The account (as `get`) with every secret of it, in one statement: a run reads them all as it
+   * starts. Secrets not stored are undefined; an account deleted or never there is undefined.
+   */
+  async getWithSecrets(id: string): Promise<{ account: AccountRecord; secrets: Record<AccountSecret, string | undefined> } | undefined> {
+    const row = await this.q.db
+      .selectFrom("accounts")
+      .select((eb) => [...COLUMNS(eb), "password_sealed", "totp_sealed", "session_sealed"])
+      .where("id", "=", id)
+      .where("deleted_at", "is", null)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { password_sealed, totp_sealed, session_sealed, ...account } = row;
     return {
-      password: this.#open(id, "password", row?.password_sealed),
-      totp_secret: this.#open(id, "totp_secret", row?.totp_sealed),
-      session: this.#open(id, "session", row?.session_sealed),
+      account: toAccount(account),
+      secrets: {
+        password: this.#open(id, "password", password_sealed),
+        totp_secret: this.#open(id, "totp_secret", totp_sealed),
+        session: this.#open(id, "session", session_sealed),
+      },
     };
   }
 
