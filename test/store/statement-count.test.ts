@@ -81,4 +81,37 @@ describe("the statement count", () => {
     await store.transaction(() => store.webhooks.disable("wh_1", "test", now));
     expect(await record()).toEqual({ statements: 4, deliveries: 0 });
   });
+
+  it("the commit point is one fenced statement: noted only for the claim that holds the action, before it ends, while its runner's lease holds", async () => {
+    const store = await open();
+    const at = new Date().toISOString();
+    await store.workspaces.insert({ id: "ws_1", name: "one", created_at: at });
+    await store.accounts.insert({ id: "acc_1", workspace_id: "ws_1", platform: "sandbox", username: "bob", created_at: at });
+    const runner = (id: string) => store.runners.register({ id, kind: "test", host: "test", pid: process.pid, public_url: null, internal_url: null }, { now: at, leaseMs: 600_000 });
+    const leaseNow = await runner("run_a");
+    await runner("run_b");
+    const action = { workspace_id: "ws_1", account_id: "acc_1", platform: "sandbox", type: "post" as const, params: { text: "hi" }, error_code: undefined, error_message: undefined, result: undefined, finished_at: undefined };
+    const insert = (id: string, status: "running" | "succeeded") =>
+      store.actions.insert({ ...action, id, status, price: 2, cost: 0, held: false, runner_id: "run_a", lease: 3, committed_at: undefined, created_at: at, updated_at: at });
+    await insert("act_running", "running");
+    await insert("act_ended", "succeeded");
+    const mark = async (id: string, claim: { runnerId: string; lease: number }) => {
+      const before = store.statementCount;
+      const marked = await store.actions.markCommitted(id, claim, at, leaseNow);
+      expect(store.statementCount - before).toBe(1);
+      return marked;
+    };
+    // Another runner's claim, an earlier claim of the same runner, an action that has ended: nothing noted.
+    expect(await mark("act_running", { runnerId: "run_b", lease: 3 })).toBe(false);
+    expect(await mark("act_running", { runnerId: "run_a", lease: 2 })).toBe(false);
+    expect(await mark("act_ended", { runnerId: "run_a", lease: 3 })).toBe(false);
+    expect((await store.actions.get("act_running"))?.committed_at).toBeUndefined();
+    expect(await mark("act_running", { runnerId: "run_a", lease: 3 })).toBe(true);
+    expect((await store.actions.get("act_running"))?.committed_at).toBe(at);
+    // The runner's lease run out in the database: nothing noted, whatever the process thinks.
+    await insert("act_later", "running");
+    await store.runners.expire("run_a", leaseNow);
+    expect(await mark("act_later", { runnerId: "run_a", lease: 3 })).toBe(false);
+    expect((await store.actions.get("act_later"))?.committed_at).toBeUndefined();
+  });
 });

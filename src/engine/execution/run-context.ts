@@ -10,11 +10,16 @@ import type { Logger } from "../logger.js";
 import { updateAccountStatus } from "../outbox/index.js";
 import { routineRunOf } from "../routines/run-of.js";
 
+/** Why a write of a run that no longer holds its action fails. */
+export const NO_LONGER_HELD = "This run no longer holds the action: it was recovered or ended elsewhere.";
+
 /** What the runner supplies for the parts of a run that pause. */
 export interface RunHooks {
   signal: AbortSignal;
   /** Whether the run still holds its action (its fence), asked inside each write's transaction. */
   holds(): Promise<boolean>;
+  /** The commit point, noted fenced; throws when the run no longer holds its action. */
+  commit(): Promise<void>;
   challenge(request: ChallengeRequest): Promise<string | undefined>;
   refuseAnswer(message: string): Promise<void>;
 }
@@ -38,7 +43,7 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
   const write = <T>(work: (store: Store) => Promise<T>): Promise<T> =>
     retryWhileBusy(() =>
       store.transaction(async () => {
-        if (!(await hooks.holds())) throw new ActionFailure("browser_error", "This run no longer holds the action: it was recovered or ended elsewhere.");
+        if (!(await hooks.holds())) throw new ActionFailure("browser_error", NO_LONGER_HELD);
         return work(store);
       }, ACTION_ROW_LOCKED),
     );
@@ -62,7 +67,7 @@ export async function runContext(lifecycle: Lifecycle, logger: Logger, action: A
       });
       return claimed;
     },
-    commit: () => write((s) => s.actions.update(action.id, { committed_at: lifecycle.now() }, lifecycle.now())),
+    commit: hooks.commit,
     loadSession: () => session,
     // A deleted account keeps no browser state.
     saveSession: (state) =>

@@ -9,7 +9,7 @@ import type { ActionExecutor, ChallengeRequest } from "./executor.js";
 import { newId } from "../ids.js";
 import type { Guard, Lifecycle, Outcome } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
-import { runContext } from "./run-context.js";
+import { NO_LONGER_HELD, runContext } from "./run-context.js";
 
 /** What a run needs from the runner that claimed it. */
 export interface RunParts {
@@ -19,6 +19,8 @@ export interface RunParts {
   challengeTtlMs: number;
   /** Whether the runner `runnerId` still holds its lease. */
   leaseHolds: (runnerId: string) => Promise<boolean>;
+  /** Now on the lease clock while `runnerId` is this process's lease and holds by its own count (self-fencing); else undefined. */
+  leaseHere: (runnerId: string) => string | undefined;
   /** The run paused at needs_input: its slot is free for another account's action. */
   paused: () => void;
   inbox: RunInbox;
@@ -75,6 +77,7 @@ export class Run {
       const hooks = {
         signal: this.controller.signal,
         holds: () => this.holds(),
+        commit: () => this.#commit(),
         challenge: (request: ChallengeRequest) => this.#challenge(request),
         refuseAnswer: (message: string) => this.#refuse(message),
       };
@@ -103,6 +106,20 @@ export class Run {
     if (this.forsaken) return false;
     const action = await this.parts.lifecycle.store.actions.lockForWrite(this.action.id);
     return action !== undefined && !isTerminal(action.status) && (await this.fence(action));
+  }
+
+  /**
+   * The commit point (`ExecutionContext.commit`): noted in one fenced statement, not a transaction
+   * that locks the action to check its fence (`actions.markCommitted`). A run that no longer holds
+   * its action fails as a fenced write does, before the step that cannot be undone.
+   */
+  async #commit(): Promise<void> {
+    const { lifecycle } = this.parts;
+    const { runner_id: runnerId, lease } = this.action;
+    const leaseNow = this.forsaken || runnerId === undefined ? undefined : this.parts.leaseHere(runnerId);
+    if (runnerId === undefined || leaseNow === undefined || !(await retryWhileBusy(() => lifecycle.store.actions.markCommitted(this.action.id, { runnerId, lease }, lifecycle.now(), leaseNow)))) {
+      throw new ActionFailure("browser_error", NO_LONGER_HELD);
+    }
   }
 
   /** How a run that threw ends; a browser failure says whether the platform may already have done it. */

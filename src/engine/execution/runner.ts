@@ -390,7 +390,7 @@ export class Runner {
   #start(action: ActionRecord): void {
     const { lifecycle, executor, logger, challengeTtlMs } = this.options;
     const inbox = this.options.inbox ?? NO_INBOX;
-    const run = new Run(action, { lifecycle, executor, logger, challengeTtlMs, inbox, leaseHolds: (runnerId) => this.#lease.holds(runnerId), paused: () => this.pump() });
+    const run = new Run(action, { lifecycle, executor, logger, challengeTtlMs, inbox, leaseHolds: (runnerId) => this.#lease.holds(runnerId), leaseHere: (runnerId) => (this.#lease.holdsHere(runnerId) ? this.#lease.now : undefined), paused: () => this.pump() });
     this.#runs.set(action.id, run);
     run.done = run
       .execute()

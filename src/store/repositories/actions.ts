@@ -1,5 +1,5 @@
 import { CHECK_TYPE } from "../../domain/health.js";
-import { isTerminal, type ActionStatus } from "../../domain/status.js";
+import { TERMINAL_STATUSES, isTerminal, type ActionStatus } from "../../domain/status.js";
 import type { Queries } from "../queries.js";
 import type { ActionRecord } from "../records.js";
 import { orUndefined } from "../records.js";
@@ -307,14 +307,7 @@ export class ActionRepository {
       .where("id", "in", ids)
       .where("status", "=", "queued")
       .where((eb) => eb.not(liveHoldOn(eb, eb.ref("actions.account_id"), leaseNow)))
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom("runners")
-            .select("runners.id")
-            .where("runners.id", "=", runnerId)
-            .where("runners.lease_expires_at", ">", timeIn(this.q.adapter.dialect, leaseNow)),
-        ),
-      )
+      .where((eb) => this.#leaseHolds(eb, runnerId, leaseNow))
       .returningAll()
       .execute();
     return rows.map(toAction).sort((a, b) => a.seq - b.seq);
@@ -485,6 +478,30 @@ export class ActionRepository {
       .where("action_id", "in", (eb) => eb.selectFrom("actions").select("id").where(ended))
       .execute();
     await this.q.db.deleteFrom("actions").where(ended).execute();
+  }
+
+  /**
+   * Notes that the run is past the step that cannot be undone (`committed_at`), in one statement
+   * fenced as a run's writes are (DESIGN §11): only while the action has not ended, is still the
+   * claim's that ran it (its runner and lease number), and that runner's lease holds at `leaseNow`
+   * in the database. False when it is not so: the run no longer holds the action.
+   */
+  async markCommitted(id: string, claim: { runnerId: string; lease: number }, now: string, leaseNow: string): Promise<boolean> {
+    const result = await this.q.db
+      .updateTable("actions")
+      .set({ committed_at: now, updated_at: now })
+      .where("id", "=", id)
+      .where("status", "not in", [...TERMINAL_STATUSES])
+      .where("runner_id", "=", claim.runnerId)
+      .where("lease", "=", claim.lease)
+      .where((eb) => this.#leaseHolds(eb, claim.runnerId, leaseNow))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Whether `runnerId`'s lease holds at `leaseNow`, in the database (a fenced write's condition). */
+  #leaseHolds(eb: ExpressionBuilder<Schema, "actions">, runnerId: string, leaseNow: string) {
+    return eb.exists(eb.selectFrom("runners").select("runners.id").where("runners.id", "=", runnerId).where("runners.lease_expires_at", ">", timeIn(this.q.adapter.dialect, leaseNow)));
   }
 
   /** Writes the changed fields; callers check the transition first. */
