@@ -15,6 +15,12 @@
  * `BENCH_CEILING_WARM_UP_SECONDS` (30) each — a coordinator's first seconds are its code being
  * compiled (three fresh processes compile three times), not coordination — then
  * `BENCH_CEILING_ROUNDS` (4) measured ones.
+ *
+ * Its floor, in the same rounds: the same service as three that share nothing — three single
+ * coordinators, each on a store of its own with a third of the accounts, on the same browser
+ * server. What three ÷ one is there is what splitting the same work over three processes costs
+ * this machine (two cores: more processes to schedule, three runtimes to keep warm) with no
+ * coordination at all; a fleet of three ÷ one is read beside it.
  */
 import { runAction, startFleet, type Fleet } from "./fleet.js";
 import type { BenchDatabase } from "./postgres.js";
@@ -29,6 +35,8 @@ const TRIVIAL = { steps: [{ extract_text: "h1", as: "heading" }] };
 export interface CeilingRun {
   store: "postgres" | "sqlite";
   coordinators: number;
+  /** The floor: that many single coordinators sharing nothing, not a fleet. */
+  apart: boolean;
   actionsPerSecond: number;
   /** Each round's actions/s, in order. */
   rounds: number[];
@@ -38,28 +46,36 @@ export interface CeilingRun {
   resent: number;
 }
 
-/** Every client runs trivial actions back to back until `until`; how many ended and sends repeated. */
-async function drive(fleet: Fleet, ids: readonly string[], until: number): Promise<{ done: number; resent: number }> {
+/** What one side of the measure drives: each fleet with the accounts created (and driven) through it. */
+type Side = { fleet: Fleet; ids: string[] }[];
+
+/** Every client runs trivial actions back to back until `until`, through its account's fleet; how many ended and sends repeated. */
+async function drive(side: Side, until: number): Promise<{ done: number; resent: number }> {
   let done = 0;
   let resent = 0;
   await Promise.all(
-    ids.map(async (id) => {
-      while (performance.now() < until) {
-        resent += await runAction(fleet.next(), fleet.key, id, "browser_steps", TRIVIAL);
-        done += 1;
-      }
-    }),
+    side.flatMap(({ fleet, ids }) =>
+      ids.map(async (id) => {
+        while (performance.now() < until) {
+          resent += await runAction(fleet.next(), fleet.key, id, "browser_steps", TRIVIAL);
+          done += 1;
+        }
+      }),
+    ),
   );
   return { done, resent };
 }
 
-/** One round of `fleet`: actions ended ÷ the time until the last one started in the window ended, with the coordinators' CPU. */
-async function round(fleet: Fleet, ids: readonly string[]): Promise<{ done: number; seconds: number; cpuMs: number; resent: number }> {
-  const cpuBefore = fleet.cpuMs();
+/** The Node CPU each coordinator of the side has used so far. */
+const cpuOf = (side: Side): number[] => side.flatMap(({ fleet }) => fleet.cpuMs());
+
+/** One round of a side: actions ended ÷ the time until the last one started in the window ended, with the coordinators' CPU. */
+async function round(side: Side): Promise<{ done: number; seconds: number; cpuMs: number; resent: number }> {
+  const cpuBefore = cpuOf(side);
   const started = performance.now();
-  const { done, resent } = await drive(fleet, ids, started + SECONDS * 1000);
+  const { done, resent } = await drive(side, started + SECONDS * 1000);
   const seconds = (performance.now() - started) / 1000;
-  return { done, seconds, cpuMs: fleet.cpuMs().reduce((sum, used, i) => sum + used - cpuBefore[i]!, 0), resent };
+  return { done, seconds, cpuMs: cpuOf(side).reduce((sum, used, i) => sum + used - cpuBefore[i]!, 0), resent };
 }
 
 /**
@@ -70,37 +86,56 @@ async function round(fleet: Fleet, ids: readonly string[]): Promise<{ done: numb
 export async function ceilings(sandboxUrl: string, browsers: string, database?: () => Promise<BenchDatabase>): Promise<CeilingRun[]> {
   const store = database ? "postgres" : "sqlite";
   const fleets: Fleet[] = [];
+  const start = async (count: number, label: string): Promise<Fleet> => {
+    const fleet = await startFleet({ sandboxUrl, count, browsers, label, env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: String(CLIENTS) }, ...(database ? { database: await database() } : {}) });
+    fleets.push(fleet);
+    return fleet;
+  };
+  /** `clients` accounts made and connected through `fleet`. */
+  const connected = async (fleet: Fleet, clients: number): Promise<string[]> => {
+    const ids = await fleet.accounts(clients);
+    await Promise.all(ids.map((id) => runAction(fleet.next(), fleet.key, id, "connect")));
+    return ids;
+  };
   try {
-    for (const count of COUNTS) {
-      fleets.push(await startFleet({ sandboxUrl, count, browsers, label: `p-${store}-${count}`, env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: String(CLIENTS) }, ...(database ? { database: await database() } : {}) }));
-    }
-    const accounts: string[][] = [];
-    for (const fleet of fleets) {
-      const ids = await fleet.accounts(CLIENTS);
-      await Promise.all(ids.map((id) => runAction(fleet.next(), fleet.key, id, "connect")));
-      accounts.push(ids);
+    // The fleets of 1, 2 and 3 coordinators, then the floor: three of one, a third of the clients each.
+    const measured: { coordinators: number; apart: boolean }[] = [...COUNTS.map((coordinators) => ({ coordinators, apart: false })), { coordinators: 3, apart: true }];
+    const sides: Side[] = [];
+    for (const { coordinators, apart } of measured) {
+      if (!apart) {
+        const fleet = await start(coordinators, `p-${store}-${coordinators}`);
+        sides.push([{ fleet, ids: await connected(fleet, CLIENTS) }]);
+        continue;
+      }
+      const side: Side = [];
+      for (let i = 0; i < coordinators; i++) {
+        const fleet = await start(1, `p-${store}-apart-${i + 1}`);
+        side.push({ fleet, ids: await connected(fleet, Math.floor(CLIENTS / coordinators) + (i < CLIENTS % coordinators ? 1 : 0)) });
+      }
+      sides.push(side);
     }
     // The warm-up is rounds too, in turn: a fleet left idle for a minute while the others warmed
     // would find its kept pages closed (they close after 60 s idle) and start its first round cold.
     const warmUpRounds = Math.ceil(WARM_UP_SECONDS / SECONDS);
-    const totals = fleets.map(() => ({ done: 0, seconds: 0, cpuMs: 0, resent: 0, rounds: [] as number[] }));
+    const totals = sides.map(() => ({ done: 0, seconds: 0, cpuMs: 0, resent: 0, rounds: [] as number[] }));
+    const forward = sides.map((_, i) => i);
     for (let r = -warmUpRounds; r < ROUNDS; r++) {
-      const order = (r + warmUpRounds) % 2 === 0 ? [0, 1, 2] : [2, 1, 0];
-      for (const side of order) {
-        const result = await round(fleets[side]!, accounts[side]!);
+      for (const i of (r + warmUpRounds) % 2 === 0 ? forward : [...forward].reverse()) {
+        const result = await round(sides[i]!);
         if (r < 0) continue;
-        const total = totals[side]!;
+        const total = totals[i]!;
         total.done += result.done;
         total.seconds += result.seconds;
         total.cpuMs += result.cpuMs;
         total.resent += result.resent;
         total.rounds.push(result.done / result.seconds);
-        console.log(`(p) ${store}, round ${r + 1}, ${COUNTS[side]} coordinators: ${(result.done / result.seconds).toFixed(2)} actions/s`);
+        const { coordinators, apart } = measured[i]!;
+        console.log(`(p) ${store}, round ${r + 1}, ${coordinators} ${apart ? "single coordinators sharing nothing (floor)" : "coordinators"}: ${(result.done / result.seconds).toFixed(2)} actions/s`);
       }
     }
     return totals.map((total, i) => ({
       store,
-      coordinators: COUNTS[i]!,
+      ...measured[i]!,
       actionsPerSecond: total.done / total.seconds,
       rounds: total.rounds,
       cpuMsPerAction: total.cpuMs / total.done,
