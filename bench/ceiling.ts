@@ -7,14 +7,16 @@
  * the feed, in the account's kept page). Every coordinator's browsers are on one
  * `action-service browser-server`, so browser capacity does not grow with N.
  *
- * The three fleets of a store are up together for the whole measure, each with
- * `BENCH_CEILING_CLIENTS` (16) accounts, connected, each a client with one action in flight at a
- * time, created through the fleet's coordinators in turn. The fleets take turns, a round of
- * `BENCH_CEILING_SECONDS` (10) each (1, 2, 3, then 3, 2, 1, …: the machine's speed drifts by tens
- * of percent over minutes, and no fleet always goes first): first unmeasured rounds for
- * `BENCH_CEILING_WARM_UP_SECONDS` (30) each — a coordinator's first seconds are its code being
- * compiled (three fresh processes compile three times), not coordination — then
- * `BENCH_CEILING_ROUNDS` (4) measured ones.
+ * Every fleet of both stores is up for the whole measure, each with `BENCH_CEILING_CLIENTS` (16)
+ * accounts, connected, each a client with one action in flight at a time, created through the
+ * fleet's coordinators in turn. The fleets (and the floors below) take turns in one order across
+ * both stores — PostgreSQL 1, SQLite 1, PostgreSQL 2, …, then back — a round of
+ * `BENCH_CEILING_SECONDS` (7) each: the machine's speed drifts by tens of percent over minutes, so
+ * N ÷ 1 and PostgreSQL ÷ SQLite are each read across the same minutes, and no side always goes
+ * first. Eight sides of 7 s come back to each within the 60 s a kept page stays open idle. First
+ * unmeasured rounds for `BENCH_CEILING_WARM_UP_SECONDS` (30) each — a coordinator's first seconds
+ * are its code being compiled (three fresh processes compile three times), not coordination — then
+ * `BENCH_CEILING_ROUNDS` (6) measured ones.
  *
  * Its floor, in the same rounds: the same service as three that share nothing — three single
  * coordinators, each on a store of its own with a third of the accounts, on the same browser
@@ -26,10 +28,12 @@ import { runAction, startFleet, type Fleet } from "./fleet.js";
 import type { BenchDatabase } from "./postgres.js";
 
 const CLIENTS = Number(process.env.BENCH_CEILING_CLIENTS ?? 16);
-const SECONDS = Number(process.env.BENCH_CEILING_SECONDS ?? 10);
-const ROUNDS = Math.max(2, Number(process.env.BENCH_CEILING_ROUNDS ?? 4));
+const SECONDS = Number(process.env.BENCH_CEILING_SECONDS ?? 7);
+const ROUNDS = Math.max(2, Number(process.env.BENCH_CEILING_ROUNDS ?? 6));
 const WARM_UP_SECONDS = Number(process.env.BENCH_CEILING_WARM_UP_SECONDS ?? 30);
 const COUNTS = [1, 2, 3] as const;
+const STORES = ["postgres", "sqlite"] as const;
+type Store = (typeof STORES)[number];
 const TRIVIAL = { steps: [{ extract_text: "h1", as: "heading" }] };
 
 export interface CeilingRun {
@@ -79,15 +83,15 @@ async function round(side: Side): Promise<{ done: number; seconds: number; cpuMs
 }
 
 /**
- * One store's three fleets, of 1, 2 and 3 coordinators, on `database()` (a fresh PostgreSQL
- * database each; none: a SQLite data dir each, its coordinators sharing it), all on the browser
- * server `browsers`.
+ * Every side of both stores — PostgreSQL's fleets (a fresh database each, from `database()`) and
+ * SQLite's (a data dir each, its coordinators sharing it), of 1, 2 and 3 coordinators, and each
+ * store's floor — all on the browser server `browsers`, up together and taking turns in one
+ * alternating order: PostgreSQL ÷ SQLite is then read across the same minutes, as N ÷ 1 is.
  */
-export async function ceilings(sandboxUrl: string, browsers: string, database?: () => Promise<BenchDatabase>): Promise<CeilingRun[]> {
-  const store = database ? "postgres" : "sqlite";
+export async function ceilings(sandboxUrl: string, browsers: string, database: () => Promise<BenchDatabase>): Promise<CeilingRun[]> {
   const fleets: Fleet[] = [];
-  const start = async (count: number, label: string): Promise<Fleet> => {
-    const fleet = await startFleet({ sandboxUrl, count, browsers, label, env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: String(CLIENTS) }, ...(database ? { database: await database() } : {}) });
+  const start = async (store: Store, count: number, label: string): Promise<Fleet> => {
+    const fleet = await startFleet({ sandboxUrl, count, browsers, label, env: { ACTION_SERVICE_MAX_CONCURRENT_ACTIONS: String(CLIENTS) }, ...(store === "postgres" ? { database: await database() } : {}) });
     fleets.push(fleet);
     return fleet;
   };
@@ -98,23 +102,24 @@ export async function ceilings(sandboxUrl: string, browsers: string, database?: 
     return ids;
   };
   try {
-    // The fleets of 1, 2 and 3 coordinators, then the floor: three of one, a third of the clients each.
-    const measured: { coordinators: number; apart: boolean }[] = [...COUNTS.map((coordinators) => ({ coordinators, apart: false })), { coordinators: 3, apart: true }];
+    // Each store's fleets of 1, 2 and 3 coordinators, then its floor: three of one, a third of the clients each.
+    const measured: { store: Store; coordinators: number; apart: boolean }[] = COUNTS.flatMap((coordinators) => STORES.map((store) => ({ store, coordinators, apart: false })));
+    measured.push(...STORES.map((store) => ({ store, coordinators: 3, apart: true })));
     const sides: Side[] = [];
-    for (const { coordinators, apart } of measured) {
+    for (const { store, coordinators, apart } of measured) {
       if (!apart) {
-        const fleet = await start(coordinators, `p-${store}-${coordinators}`);
+        const fleet = await start(store, coordinators, `p-${store}-${coordinators}`);
         sides.push([{ fleet, ids: await connected(fleet, CLIENTS) }]);
         continue;
       }
       const side: Side = [];
       for (let i = 0; i < coordinators; i++) {
-        const fleet = await start(1, `p-${store}-apart-${i + 1}`);
+        const fleet = await start(store, 1, `p-${store}-apart-${i + 1}`);
         side.push({ fleet, ids: await connected(fleet, Math.floor(CLIENTS / coordinators) + (i < CLIENTS % coordinators ? 1 : 0)) });
       }
       sides.push(side);
     }
-    // The warm-up is rounds too, in turn: a fleet left idle for a minute while the others warmed
+    // The warm-up is rounds too, in turn: a side left idle for a minute while the others warmed
     // would find its kept pages closed (they close after 60 s idle) and start its first round cold.
     const warmUpRounds = Math.ceil(WARM_UP_SECONDS / SECONDS);
     const totals = sides.map(() => ({ done: 0, seconds: 0, cpuMs: 0, resent: 0, rounds: [] as number[] }));
@@ -129,12 +134,11 @@ export async function ceilings(sandboxUrl: string, browsers: string, database?: 
         total.cpuMs += result.cpuMs;
         total.resent += result.resent;
         total.rounds.push(result.done / result.seconds);
-        const { coordinators, apart } = measured[i]!;
+        const { store, coordinators, apart } = measured[i]!;
         console.log(`(p) ${store}, round ${r + 1}, ${coordinators} ${apart ? "single coordinators sharing nothing (floor)" : "coordinators"}: ${(result.done / result.seconds).toFixed(2)} actions/s`);
       }
     }
     return totals.map((total, i) => ({
-      store,
       ...measured[i]!,
       actionsPerSecond: total.done / total.seconds,
       rounds: total.rounds,

@@ -41,8 +41,7 @@ export async function fleetFigures(only: { statements: boolean; shared: boolean;
       figures.sharedFloor = await sharedBrowserFloor(sandbox.url, browsers!.endpoint);
     }
     if (only.ceiling) {
-      const database = postgres.database.bind(postgres);
-      figures.ceiling = [...(await ceilings(sandbox.url, browsers!.endpoint, database)), ...(await ceilings(sandbox.url, browsers!.endpoint))];
+      figures.ceiling = await ceilings(sandbox.url, browsers!.endpoint, postgres.database.bind(postgres));
     }
     return figures;
   } finally {
