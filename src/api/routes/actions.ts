@@ -42,7 +42,9 @@ export const actionRoutes = [
     responses: { ...actionResponses, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
     async handle(input) {
       const { principal, body, query, headers, engine } = input;
-      const settle = (action: ActionRecord): Promise<ActionRecord> => engine.waitFor(action.id, query.wait, signalIfWaiting(input));
+      // Without a wait, the action as created is the answer (202, queued): no second read, and no
+      // answer that depends on whether its run was quicker than that read.
+      const settle = async (action: ActionRecord): Promise<ActionRecord> => (query.wait > 0 ? engine.waitFor(action.id, query.wait, signalIfWaiting(input)) : action);
       const key = headers.get("idempotency-key");
       if (key === null) return respond(engine, await settle(await engine.createAction(principal, body)));
       const { action, replayed } = await engine.createActionOnce(principal, parse(IdempotencyKey, key, "header"), body, settle);
