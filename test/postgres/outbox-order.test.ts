@@ -43,6 +43,9 @@ const event = (name: string, workspace = workspaceId): Omit<EventRecord, "seq" |
   created_at: new Date().toISOString(),
 });
 
+/** Appends one event as the outbox does (`events.insertAll`); its `seq`. */
+const append = async (on: Store, written: Omit<EventRecord, "seq" | "tx_order">): Promise<number> => (await on.events.insertAll([written])).seqs[0]!;
+
 /** A transaction held open after `work` (a coordinator stopped before its commit), ended when the test says. */
 interface Held<T> {
   /** What `work` returned, once it has run (the transaction still open). */
@@ -86,10 +89,10 @@ async function readAfter(after: EventCursor): Promise<EventRecord[]> {
 const names = (events: EventRecord[]): unknown[] => events.map((read) => read.data.name);
 
 it("a transaction that wrote an event and stays open does not hold up another connection's event insert and commit", async () => {
-  const stalled = hold(() => store.events.insert(event("stalled")));
+  const stalled = hold(() => append(store, event("stalled")));
   await stalled.written;
   let other: string | undefined;
-  const insert = store.transaction(() => store.events.insert(event("other"))).then(() => (other = "committed"));
+  const insert = store.transaction(() => append(store, event("other"))).then(() => (other = "committed"));
   try {
     // The insert either commits or is seen waiting on a lock (the old outbox's lock, held to the stalled commit).
     const waitsOnALock = async (): Promise<boolean> =>
@@ -113,10 +116,10 @@ it("an event committed later with a lower seq is read, once, by a reader that al
     await store.workspaces.insert({ id: `ws_${randomBytes(6).toString("hex")}`, name: "gives the transaction an id", created_at: new Date().toISOString() });
     tookItsId();
     await lowerSeqWritten;
-    return store.events.insert(event("higher seq, committed first"));
+    return append(store, event("higher seq, committed first"));
   });
   await earlierHasAnId;
-  const later = hold(() => store.events.insert(event("lower seq, committed later")));
+  const later = hold(() => append(store, event("lower seq, committed later")));
   const lowerSeq = await later.written;
   lowerWritten();
   expect(await earlier.written).toBeGreaterThan(lowerSeq);
@@ -132,9 +135,9 @@ it("an event committed later with a lower seq is read, once, by a reader that al
 });
 
 it("a reader does not pass an open transaction's event: what committed after it waits, then both are read in order", async () => {
-  const open = hold(() => store.events.insert(event("open")));
+  const open = hold(() => append(store, event("open")));
   await open.written;
-  await store.events.insert(event("committed while the first is open"));
+  await append(store, event("committed while the first is open"));
   expect(await readAfter(OUTBOX_START)).toEqual([]);
   expect(names(await store.events.list(workspaceId, 10))).toEqual(["committed while the first is open"]);
   await open.commit();
@@ -142,9 +145,9 @@ it("a reader does not pass an open transaction's event: what committed after it 
 });
 
 it("an event rolled back leaves no hole: what committed after it is read as soon as it is gone", async () => {
-  const open = hold(() => store.events.insert(event("rolled back")));
+  const open = hold(() => append(store, event("rolled back")));
   await open.written;
-  await store.events.insert(event("committed"));
+  await append(store, event("committed"));
   expect(await readAfter(OUTBOX_START)).toEqual([]);
   await open.rollBack();
   expect(names(await readAfter(OUTBOX_START))).toEqual(["committed"]);
@@ -159,12 +162,12 @@ it("an event written after another's commit, seeing it, is read after it, even f
     await store.workspaces.insert({ id: `ws_${randomBytes(6).toString("hex")}`, name: "gives the transaction an id", created_at: new Date().toISOString() });
     tookItsId();
     await afterTheOther;
-    return store.events.insert(event("written after the other's commit"));
+    return append(store, event("written after the other's commit"));
     // Read committed: each statement sees what committed before it (a SERIALIZABLE transaction sees
     // only what committed before it began, and is placed before what it did not see).
   }, { locksRows: true });
   await earlierHasAnId;
-  await store.transaction(() => store.events.insert(event("committed first")));
+  await store.transaction(() => append(store, event("committed first")));
   otherCommitted();
   await earlier.written;
   await earlier.commit();
@@ -172,8 +175,8 @@ it("an event written after another's commit, seeing it, is read after it, even f
 });
 
 it("a reader starting now starts after the newest event it may pass, and the stream's resume point is the event's place", async () => {
-  await store.events.insert(event("before"));
-  const open = hold(() => store.events.insert(event("open at the start")));
+  await append(store, event("before"));
+  const open = hold(() => append(store, event("open at the start")));
   await open.written;
   const start = (await store.events.newest(workspaceId))!;
   expect(start.id).toBe("evt_before");
@@ -196,7 +199,7 @@ it("a change another coordinator makes wakes this one's waits while a third is s
     const post = await there.engine.createAction(admin, { account_id: account.id, type: "post", params: { text: "first" } });
     await eventually(() => announced.includes("first running"), { what: "the post to be announced running here" });
     // The stalled coordinator: its open transaction wrote an event, before the cancel's.
-    const stalled = hold(() => there.store.events.insert(event("stalled", there.workspaceId)), { on: there.store });
+    const stalled = hold(() => append(there.store, event("stalled", there.workspaceId)), { on: there.store });
     await stalled.written;
     await there.engine.cancel(admin, post.id);
     await eventually(() => announced.includes("first canceled"), { what: "the cancel to be announced here while the stalled transaction is open" });

@@ -74,18 +74,9 @@ const HORIZON = sql<{ horizon: number | string }>`
 export class EventRepository {
   constructor(private readonly q: Queries) {}
 
-  /** Appends an event (inside the change's transaction); returns its `seq`. It takes no lock: see the class. */
-  async insert(event: Omit<EventRecord, "seq" | "tx_order">): Promise<number> {
-    const row = await this.q.db
-      .insertInto("events")
-      .values({ ...event, challenge_id: event.challenge_id ?? null, data: JSON.stringify(event.data) })
-      .returning("seq")
-      .executeTakeFirstOrThrow();
-    return row.seq;
-  }
-
   /**
-   * Appends several events in one statement (the outbox's, a batched claim's); returns their `seq`s,
+   * Appends events in one statement (inside the change's transaction; it takes no lock: see the
+   * class), as the outbox writes one and a batched claim several; returns their `seq`s,
    * in the order given, and whether any of their workspaces has an enabled webhook endpoint, found
    * by the same statement: where none has — most workspaces, most of the time — there is nothing to
    * fan out and the endpoints are not read again (three statements a post). They are looked at in
