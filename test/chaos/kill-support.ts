@@ -739,8 +739,8 @@ export class PostgresReader implements StoreReader {
     return new PostgresReader(client);
   }
 
-  async all<T>(query: string): Promise<T[]> {
-    return (await this.client.query(query)).rows as T[];
+  async all<T>(query: string, values: unknown[] = []): Promise<T[]> {
+    return (await this.client.query(query, values)).rows as T[];
   }
 
   async close(): Promise<void> {

@@ -86,10 +86,10 @@ export class Clients {
     }
   }
 
-  /** Follows a post with `GET ?wait=30` through `via` in turn until it is terminal, or `deadline` passes. */
-  async follow(tracked: Tracked, via: string[], deadline: number): Promise<void> {
+  /** Follows a post with `GET ?wait=30` through `via` in turn until it is terminal, `deadline` passes, or `going()` says stop. */
+  async follow(tracked: Tracked, via: string[], deadline: number, going: () => boolean = () => true): Promise<void> {
     const up = (): boolean => via.some((label) => this.fleet.member(label).alive());
-    for (let turn = 0; tracked.id && !tracked.final && Date.now() < deadline && up(); turn++) {
+    for (let turn = 0; tracked.id && !tracked.final && Date.now() < deadline && up() && going(); turn++) {
       const member = this.fleet.member(via[turn % via.length]!);
       try {
         const response = await fetch(`${member.url}/v1/actions/${tracked.id}?wait=30`, { headers: this.fleet.headers(), signal: AbortSignal.timeout(60_000) });
@@ -104,7 +104,8 @@ export class Clients {
 
   /**
    * One worker per account, each creating a post through `via` (in turn) and following it to its
-   * end, again and again until `running()` says stop.
+   * end, again and again until `running()` says stop. A post still open then is the verdict's to
+   * settle (`judge`), within its own bound: one that never ends is reported, not waited for.
    */
   async load(accounts: { handle: string; id: string }[], via: string[], running: () => boolean): Promise<void> {
     await Promise.all(
@@ -113,7 +114,7 @@ export class Clients {
           const order = via.map((_, i) => via[(turn + i) % via.length]!);
           const tracked = await this.create({ account, via: order, keyed: true, retryUntil: Date.now() + 120_000 });
           if (!tracked.id && !order.some((label) => this.fleet.member(label).alive())) return;
-          await this.follow(tracked, order, Date.now() + 180_000);
+          await this.follow(tracked, order, Date.now() + 180_000, running);
         }
       }),
     );

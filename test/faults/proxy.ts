@@ -15,6 +15,11 @@ import { createServer, connect, type AddressInfo, type Server, type Socket } fro
  * - `blackhole(connection)`: that connection's bytes are dropped both ways from now on, and it
  *   is never closed — a connection that died silently behind a NAT. (TCP keep-alive probes are
  *   answered by this proxy's own kernel, so only a ping the client sends through it can notice.)
+ * - `loseAnswer(sql, { at, applied })`: the connection that sends a statement starting with `sql`
+ *   loses the answer to that statement (`at: "statement"`, one outside a transaction) or to its
+ *   next COMMIT (`at: "commit"`), and is closed both ways: the client cannot know what happened.
+ *   `applied`: the server got it and answered (it committed) before the close; otherwise it never
+ *   got it (the transaction rolls back with its session).
  * - `listenConnection()`: the connection that sent `LISTEN` (the change feed's).
  *
  * A connection the server closes (a PostgreSQL restart) is closed towards the client too, at
@@ -25,6 +30,7 @@ export class PostgresProxy {
   #frozen = false;
   #trigger: { sql: string; fired: (event: FreezeEvent) => void } | undefined;
   #fire: (() => void) | undefined;
+  #loss: (LossPlan & { sql: string; fired: (event: FreezeEvent) => void }) | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -70,6 +76,11 @@ export class PostgresProxy {
     return new Promise((fired) => (this.#trigger = { sql: sql.toLowerCase(), fired }));
   }
 
+  /** Resolves once a connection that sent a statement starting with `sql` (case-insensitive) lost the answer `plan` says, and was closed. */
+  loseAnswer(sql: string, plan: LossPlan): Promise<FreezeEvent> {
+    return new Promise((fired) => (this.#loss = { ...plan, sql: sql.toLowerCase(), fired }));
+  }
+
   /** The connection that sent `LISTEN …`, if one has. */
   listenConnection(): ProxiedConnection | undefined {
     return this.connections.find((connection) => connection.statements.some((statement) => /^listen\s/i.test(statement)));
@@ -100,6 +111,12 @@ export class PostgresProxy {
         this.#fire?.();
         this.#fire = undefined;
       },
+      lose: (statement) => {
+        const loss = this.#loss;
+        if (!loss || !statement.toLowerCase().startsWith(loss.sql)) return undefined;
+        this.#loss = undefined;
+        return loss;
+      },
     });
     this.connections.push(connection);
   }
@@ -112,6 +129,12 @@ export interface FreezeEvent {
   at: number;
 }
 
+/** Which answer `loseAnswer` loses, and whether the server got what it answers. */
+export interface LossPlan {
+  at: "statement" | "commit";
+  applied: boolean;
+}
+
 /** The protocol's untyped first messages (SSLRequest, GSSENCRequest) are answered with one byte and followed by another untyped one. */
 const NEGOTIATION_CODES = new Set([80_877_103, 80_877_104]);
 const CANCEL_REQUEST = 80_877_102;
@@ -122,7 +145,12 @@ interface ConnectionHooks {
   sent(connection: ProxiedConnection, statement: string): boolean;
   /** Freezes every connection (the watched statement has been forwarded). */
   freeze(): void;
+  /** A statement is on its way to the server: the loss planned for it, if `loseAnswer` watches for it. */
+  lose(statement: string): (LossPlan & { fired: (event: FreezeEvent) => void }) | undefined;
 }
+
+/** What one client message does: crosses, crosses and freezes every connection, is dropped, or is dropped and the connection closed. */
+type Verdict = "forward" | "freeze" | "drop" | "close";
 
 /** One client's connection through the proxy. */
 export class ProxiedConnection {
@@ -138,6 +166,10 @@ export class ProxiedConnection {
   #started = false;
   /** A Parse matched: freeze after the next Sync or Flush. */
   #freezeAtSync = false;
+  /** A loss planned on this connection, and where it is: waiting for its COMMIT, or in the statement up to its Sync. */
+  #loss: (LossPlan & { fired: (event: FreezeEvent) => void; statement: string; inStatement: boolean }) | undefined;
+  /** The server got what it must answer: its answer is dropped, and the connection closed once it has come. */
+  #closeOnAnswer: (() => void) | undefined;
 
   constructor(
     readonly n: number,
@@ -148,7 +180,7 @@ export class ProxiedConnection {
     client.setNoDelay(true);
     server.setNoDelay(true);
     client.on("data", (chunk: Buffer) => this.#fromClient(chunk));
-    server.on("data", (chunk: Buffer) => this.#send(this.client, this.#toClient, chunk));
+    server.on("data", (chunk: Buffer) => this.#fromServer(chunk));
     for (const [from, to] of [
       [client, server],
       [server, client],
@@ -204,21 +236,56 @@ export class ProxiedConnection {
     to.write(chunk);
   }
 
-  /** Forwards what the client sent, whole messages only, freezing right after a watched statement. */
+  /** Forwards what the server sent, but an answer `loseAnswer` loses: that one is dropped, and the connection closed once it has come (its ReadyForQuery). */
+  #fromServer(chunk: Buffer): void {
+    const close = this.#closeOnAnswer;
+    if (!close) return this.#send(this.client, this.#toClient, chunk);
+    if (!chunk.includes(READY_FOR_QUERY)) return;
+    this.#closeOnAnswer = undefined;
+    close();
+  }
+
+  /** Forwards what the client sent, whole messages only, freezing right after a watched statement, dropping what a planned loss drops. */
   #fromClient(chunk: Buffer): void {
     const pending = this.#partial.length === 0 ? chunk : Buffer.concat([this.#partial, chunk]);
     let forwarded = 0;
     let at = 0;
     for (let message = this.#messageAt(pending, at); message; message = this.#messageAt(pending, at)) {
+      const start = at;
       at = message.end;
-      if (!this.#inspect(message.type, message.body)) continue;
-      // Up to and including the statement (or its Sync): the server has it; the rest waits for the thaw.
-      this.#send(this.server, this.#toServer, pending.subarray(forwarded, at));
+      const verdict = this.#inspect(message.type, message.body);
+      if (verdict === "forward") continue;
+      if (verdict === "freeze") {
+        // Up to and including the statement (or its Sync): the server has it; the rest waits for the thaw.
+        this.#send(this.server, this.#toServer, pending.subarray(forwarded, at));
+        forwarded = at;
+        this.hooks.freeze();
+        continue;
+      }
+      this.#send(this.server, this.#toServer, pending.subarray(forwarded, start));
       forwarded = at;
-      this.hooks.freeze();
+      if (verdict === "close") return this.#lost();
     }
     if (at > forwarded) this.#send(this.server, this.#toServer, pending.subarray(forwarded, at));
     this.#partial = Buffer.from(pending.subarray(at));
+  }
+
+  /** The planned loss happened: the connection is closed both ways, and `loseAnswer` resolves. */
+  #lost(): void {
+    const loss = this.#loss!;
+    this.#loss = undefined;
+    this.destroy();
+    loss.fired({ connection: this, statement: loss.statement, at: Date.now() });
+  }
+
+  /** What to do with a message of the statement (or COMMIT) whose answer is lost: `applied`, it crosses and its answer closes the connection; otherwise it is dropped, and the connection closed at its end. */
+  #losing(type: string | undefined): Verdict {
+    const end = type === "Q" || type === "S";
+    if (this.#loss!.applied) {
+      if (end) this.#closeOnAnswer = () => this.#lost();
+      return "forward";
+    }
+    return end ? "close" : "drop";
   }
 
   /** The message starting at `at`, if it is all there. */
@@ -237,30 +304,51 @@ export class ProxiedConnection {
     return { type: String.fromCharCode(buffer[at]!), body: buffer.subarray(at + 5, at + 1 + length), end: at + 1 + length };
   }
 
-  /** Notes a statement; true when every connection must freeze right after this message. */
-  #inspect(type: string | undefined, body: Buffer): boolean {
-    if (type === "Q") return this.#statement(cString(body, 0).trim(), true);
+  /** Notes a statement, and says what to do with this message. */
+  #inspect(type: string | undefined, body: Buffer): Verdict {
+    if (this.#loss?.inStatement) {
+      if (type === "Q" || type === "S") this.#loss.inStatement = false;
+      return this.#losing(type);
+    }
+    if (type === "Q") {
+      const text = cString(body, 0).trim();
+      if (this.#loss && /^commit\b/i.test(text)) {
+        this.statements.push(text);
+        return this.#losing(type);
+      }
+      return this.#statement(text, true);
+    }
     if (type === "P") {
       // Parse: the statement's name, then its text.
       const name = cString(body, 0);
-      this.#statement(cString(body, Buffer.byteLength(name) + 1).trim(), false);
-      return false;
+      return this.#statement(cString(body, Buffer.byteLength(name) + 1).trim(), false);
     }
     if ((type === "S" || type === "H") && this.#freezeAtSync) {
       this.#freezeAtSync = false;
-      return true;
+      return "freeze";
     }
-    return false;
+    return "forward";
   }
 
-  #statement(text: string, simple: boolean): boolean {
+  #statement(text: string, simple: boolean): Verdict {
     this.statements.push(text);
-    if (!this.hooks.sent(this, text)) return false;
-    if (simple) return true;
+    const loss = this.hooks.lose(text);
+    if (loss) {
+      this.#loss = { ...loss, statement: text, inStatement: loss.at === "statement" };
+      if (loss.at === "statement") {
+        if (simple) this.#loss.inStatement = false;
+        return this.#losing(simple ? "Q" : "P");
+      }
+    }
+    if (!this.hooks.sent(this, text)) return "forward";
+    if (simple) return "freeze";
     this.#freezeAtSync = true;
-    return false;
+    return "forward";
   }
 }
+
+/** The server's ReadyForQuery ('Z', length 5): it has answered everything it was sent. */
+const READY_FOR_QUERY = Buffer.from([0x5a, 0, 0, 0, 5]);
 
 function cString(buffer: Buffer, from: number): string {
   const end = buffer.indexOf(0, from);

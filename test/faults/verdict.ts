@@ -85,6 +85,7 @@ export async function judge(fleet: Fleet, clients: Clients, options: JudgeOption
     byText.set(text, [...(byText.get(text) ?? []), row]);
   }
 
+  const stuck = await stuckDetails(fleet, rows.filter((row) => !TERMINAL.has(row.status)).map((row) => row.id));
   let lost = 0;
   for (const tracked of clients.acknowledged) {
     const row = byId.get(tracked.id!);
@@ -93,14 +94,14 @@ export async function judge(fleet: Fleet, clients: Clients, options: JudgeOption
       violate(`lost: ${tracked.id} (post #${tracked.n}) was acknowledged and is not in the store`);
     } else if (!TERMINAL.has(row.status)) {
       lost += 1;
-      violate(`stuck: ${tracked.id} (post #${tracked.n}) is still ${row.status} after the fault${up.length > 0 ? "" : " (no coordinator left to end it)"}`);
+      violate(`stuck: ${tracked.id} (post #${tracked.n}) is still ${row.status} after the fault${up.length > 0 ? "" : " (no coordinator left to end it)"}; ${stuck.get(row.id)}`);
     }
   }
   for (const [text, actions] of byText) {
     const tracked = clients.posts.find((candidate) => candidate.text === text);
     if (actions.length > 1) violate(`post #${tracked?.n ?? "?"} (key ${tracked?.key ?? "none"}) became ${actions.length} actions: ${actions.map((row) => `${row.id} ${row.status} ${row.error_code ?? ""}`.trim()).join(", ")}`);
   }
-  for (const row of rows) if (!TERMINAL.has(row.status) && !clients.acknowledged.some((tracked) => tracked.id === row.id)) violate(`stuck: ${row.id} (no client was given it) is still ${row.status} after the fault`);
+  for (const row of rows) if (!TERMINAL.has(row.status) && !clients.acknowledged.some((tracked) => tracked.id === row.id)) violate(`stuck: ${row.id} (no client was given it) is still ${row.status} after the fault; ${stuck.get(row.id)}`);
 
   // The sandbox's own record: each text at most once; a refused duplicate is a second submission.
   const posts = new Map<string, number>();
@@ -146,6 +147,24 @@ export async function judge(fleet: Fleet, clients: Clients, options: JudgeOption
   const most = Math.max(0, ...requeues.values());
   const notes = [...(options.notes ?? []), `${recovered.length} "recovered an action of a runner that is gone" log lines`, `${[...requeues.values()].reduce((a, b) => a + b, 0)} returns to queued over ${requeues.size} actions (most for one action: ${most})`];
   return { fault: options.fault, actions: clients.acknowledged.length, doubles, lost, interrupted, takenFromLiveHolder, ...(options.throughput ? { throughput: options.throughput } : {}), notes, violations };
+}
+
+/**
+ * What holds each action still open (its runner, that runner's member and lease, when it last
+ * changed) and what the members logged of it: a stuck action's report says where to look.
+ */
+async function stuckDetails(fleet: Fleet, ids: string[]): Promise<Map<string, string>> {
+  const details = new Map<string, string>();
+  for (const id of ids) {
+    const [row] = await fleet.store.all<{ runner_id: string | null; lease: number; committed_at: string | null; updated_at: string; lease_expires_at: string | null }>(
+      "SELECT a.runner_id, a.lease, a.committed_at, a.updated_at, r.lease_expires_at FROM actions a LEFT JOIN runners r ON r.id = a.runner_id WHERE a.id = $1",
+      [id],
+    );
+    const holder = row?.runner_id ? `runner ${row.runner_id} (${fleet.runners.get(row.runner_id) ?? "?"}, lease until ${row.lease_expires_at ?? "gone"})` : "no runner";
+    const logged = fleet.members.flatMap((member) => logLines(member.logFile).filter((line) => JSON.stringify(line).includes(id)).map((line) => `${member.label}: ${line.msg}${line.err?.message ? ` (${line.err.message})` : ""}`));
+    details.set(id, `held by ${holder}, lease number ${row?.lease}, committed ${row?.committed_at ?? "no"}, updated ${row?.updated_at}; logged: ${logged.slice(-6).join(" | ") || "nothing"}`);
+  }
+  return details;
 }
 
 /** Per action, how many times the outbox saw it go back to `queued` from `running` or `needs_input`. */

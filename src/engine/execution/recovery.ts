@@ -85,6 +85,34 @@ export async function recoverOrphans(lifecycle: Lifecycle, logger: Logger, lease
 }
 
 /**
+ * The actions the database says `runnerId` holds and no run here drives (`driven` says which it
+ * does): a claim that committed without its answer coming back (`CommitUnknownError`: the
+ * connection was lost while COMMIT was on its way), or a run that ended without its end written.
+ * No recovery takes such an action, as its runner is alive. One before its commit point is
+ * returned to be run here, as the claim meant; one past it fails as interrupted; one at
+ * `needs_input` (its page is gone) goes back to the queue, to ask again. Each write is fenced on
+ * the action's lease number and the runner's lease (`leaseHolds`).
+ */
+export async function unrunActions(lifecycle: Lifecycle, logger: Logger, runnerId: string, driven: (actionId: string) => boolean, leaseHolds: (runnerId: string) => Promise<boolean>): Promise<ActionRecord[]> {
+  const toRun: ActionRecord[] = [];
+  for (const action of await lifecycle.store.actions.heldBy(runnerId)) {
+    if (driven(action.id)) continue;
+    const fields = { action_id: action.id, from: action.status, runner_id: runnerId, committed: Boolean(action.committed_at) };
+    if (action.status === "running" && !action.committed_at) {
+      logger.warn(fields, "runs an action this runner holds and did not run (a claim whose answer was lost)");
+      toRun.push(action);
+      continue;
+    }
+    const sameClaim = async (now: ActionRecord): Promise<boolean> => now.runner_id === runnerId && now.lease === action.lease && (await leaseHolds(runnerId));
+    const done = action.committed_at
+      ? await lifecycle.finish(action.id, { status: "failed", code: "browser_error", message: INTERRUPTED_AFTER_COMMIT }, sameClaim)
+      : await lifecycle.requeue(action.id, [action.status], sameClaim);
+    if (done) logger.warn(fields, "ended the run of an action this runner held and no longer ran");
+  }
+  return toRun;
+}
+
+/**
  * Hands back a stopping runner's runs: an action before its commit point goes back to the queue
  * (another runner, or the next start, runs it again; a paused one asks afresh); past it, it may
  * finish within `graceMs`, else fails saying the platform may already have done it. Resolves once

@@ -3,7 +3,7 @@ import type { ChallengeKind } from "../../domain/challenges.js";
 import { ActionFailure, PlatformTimeout } from "../../domain/errors.js";
 import { CHECK_TYPE } from "../../domain/health.js";
 import { isTerminal } from "../../domain/status.js";
-import { isBusy, retryWhileBusy, randomToken, type Store } from "../../store/index.js";
+import { isBusy, isOutcomeUnknown, retryWhileBusy, randomToken, type Store } from "../../store/index.js";
 import type { ActionRecord, ChallengeRecord } from "../../store/records.js";
 import type { ActionExecutor, ChallengeRequest } from "./executor.js";
 import { newId } from "../ids.js";
@@ -91,10 +91,19 @@ export class Run {
       outcome = await this.#failure(error);
     }
     if (this.forsaken) return;
-    // Canceled and expired actions have already ended, recovered ones are someone else's: finish is then a no-op.
-    await retryWhileBusy(() => lifecycle.finish(id, outcome, this.fence), {
-      onBusy: (attempt) => attempt === 1 && logger.warn({ action_id: id }, "database busy; the action ends once it is free"),
+    // Canceled and expired actions have already ended, recovered ones are someone else's: finish is
+    // then a no-op. So is a finish that committed without its answer coming back (the connection was
+    // lost while it committed): tried again, it finds the action ended, and says so to the waiters
+    // here, who heard nothing of the commit.
+    let unknown = false;
+    const finished = await retryWhileBusy(() => lifecycle.finish(id, outcome, this.fence), {
+      checksItsEffect: true,
+      onBusy: (attempt, error) => {
+        if (isOutcomeUnknown(error)) unknown = true;
+        if (attempt === 1) logger.warn({ action_id: id }, "database busy or unreachable; the action ends once it answers");
+      },
     });
+    if (!finished && unknown) await retryWhileBusy(() => lifecycle.emit(id), { checksItsEffect: true });
   }
 
   /**
@@ -111,15 +120,21 @@ export class Run {
   /**
    * The commit point (`ExecutionContext.commit`): noted in one fenced statement, not a transaction
    * that locks the action to check its fence (`actions.markCommitted`). A run that no longer holds
-   * its action fails as a fenced write does, before the step that cannot be undone.
+   * its action fails as a fenced write does, before the step that cannot be undone. The statement
+   * is tried again when its answer was lost (it sets what it would set again), each time judged
+   * by the lease as it is then.
    */
   async #commit(): Promise<void> {
     const { lifecycle } = this.parts;
     const { runner_id: runnerId, lease } = this.action;
-    const leaseNow = this.forsaken || runnerId === undefined ? undefined : this.parts.leaseHere(runnerId);
-    if (runnerId === undefined || leaseNow === undefined || !(await retryWhileBusy(() => lifecycle.store.actions.markCommitted(this.action.id, { runnerId, lease }, lifecycle.now(), leaseNow)))) {
-      throw new ActionFailure("browser_error", NO_LONGER_HELD);
-    }
+    const marked = await retryWhileBusy(
+      async () => {
+        const leaseNow = this.forsaken || runnerId === undefined ? undefined : this.parts.leaseHere(runnerId);
+        return runnerId !== undefined && leaseNow !== undefined && (await lifecycle.store.actions.markCommitted(this.action.id, { runnerId, lease }, lifecycle.now(), leaseNow));
+      },
+      { checksItsEffect: true },
+    );
+    if (!marked) throw new ActionFailure("browser_error", NO_LONGER_HELD);
   }
 
   /** How a run that threw ends; a browser failure says whether the platform may already have done it. */

@@ -1,13 +1,13 @@
 import { LIVE_LINK_TTL_MS } from "../../domain/challenges.js";
 import { isTerminal } from "../../domain/status.js";
-import { QUEUED_SUBJECT, actionChange, isBusy, retryWhileBusy, type Change, type WorkDue } from "../../store/index.js";
+import { CommitUnknownError, QUEUED_SUBJECT, actionChange, isBusy, retryWhileBusy, type Change, type WorkDue } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
 import { systemClock, type Clock } from "../clock.js";
 import type { ActionExecutor } from "./executor.js";
 import { Lease } from "./lease.js";
 import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
-import { RegisteredRunners, expireDeadLocalRunners, handBack, recoverOrphans } from "./recovery.js";
+import { RegisteredRunners, expireDeadLocalRunners, handBack, recoverOrphans, unrunActions } from "./recovery.js";
 import { NO_INBOX, Run, type RunParts } from "./run.js";
 import { PacedWakeUp } from "./wake-up.js";
 
@@ -83,6 +83,8 @@ export class Runner {
   /** Asked to pump while a pump was under way: once more after it, looking first only if every ask said so. */
   #pumpAgain: { lookFirst: boolean } | undefined;
   #pumpRetry: NodeJS.Timeout | undefined;
+  /** A claim's outcome was lost, or a run ended without its end written: the next pump checks what the database says this runner holds (`unrunActions`). */
+  #unrunMaybe = false;
   /** Queued work was written here since the last claim (`offer`): if it cannot all be taken here, the others are woken for it. */
   #offered = false;
   /** Actions a notification said changed elsewhere, to sync at the next turn of the event loop (those of one commit at once). */
@@ -312,6 +314,8 @@ export class Runner {
     }
     this.#pumping = this.#claim(lookFirst)
       .catch((error: unknown) => {
+        // The claim may have committed: what it took is this runner's, and nobody else's to run.
+        if (error instanceof CommitUnknownError) this.#unrunMaybe = true;
         if (!isBusy(error)) this.options.logger.error({ err: error }, "could not start queued actions");
         this.#pumpRetry ??= setTimeout(() => {
           this.#pumpRetry = undefined;
@@ -347,7 +351,14 @@ export class Runner {
   }
 
   async #claim(lookFirst: boolean): Promise<void> {
-    const { lifecycle, executor } = this.options;
+    const { lifecycle, executor, logger } = this.options;
+    // First, while no claim is under way: what this runner holds in the database and does not run.
+    if (this.#unrunMaybe) {
+      const runnerId = this.#lease.id;
+      const toRun = await unrunActions(lifecycle, logger, runnerId, (actionId) => this.#runs.has(actionId), (id) => this.#lease.holds(id));
+      this.#unrunMaybe = false;
+      if (runnerId === this.#lease.id) for (const action of toRun) this.#start(action);
+    }
     const free = this.#freeSlots();
     const offered = this.#offered;
     this.#offered = false;
@@ -394,7 +405,10 @@ export class Runner {
     this.#runs.set(action.id, run);
     run.done = run
       .execute()
-      .catch((error: unknown) => logger.error({ err: error, action_id: action.id }, "action run ended abnormally"))
+      .catch((error: unknown) => {
+        logger.error({ err: error, action_id: action.id }, "action run ended abnormally");
+        this.#unrunMaybe = true;
+      })
       .finally(() => {
         this.#runs.delete(action.id);
         this.pump({ lookFirst: true });

@@ -88,11 +88,26 @@ export interface RetryOptions {
   giveUpAfterMs?: number;
   /** Called before each wait, e.g. to log that the database is locked. */
   onBusy?: (attempt: number, error: unknown) => void;
+  /**
+   * The work checks its own effect (a fenced write, a no-op once it has been applied): it is tried
+   * again also when its outcome is unknown (`isOutcomeUnknown`: its connection was lost, even while
+   * it committed). Only for such work (docs/decisions.md, "Connections").
+   */
+  checksItsEffect?: boolean;
+}
+
+/**
+ * Whether `error` leaves the work's outcome unknown: its connection was lost while COMMIT was on
+ * its way (`CommitUnknownError`), or while a statement outside a transaction ran.
+ */
+export function isOutcomeUnknown(error: unknown): boolean {
+  return error instanceof CommitUnknownError || isConnectionLost(error);
 }
 
 /**
  * Runs `work` (a store transaction), retrying with growing, jittered waits while the
- * database is locked. Any other error is thrown at once.
+ * database is locked (and, for work that `checksItsEffect`, while its outcome is unknown). Any
+ * other error is thrown at once.
  */
 export async function retryWhileBusy<T>(work: () => T | Promise<T>, options: RetryOptions = {}): Promise<T> {
   const started = Date.now();
@@ -100,7 +115,7 @@ export async function retryWhileBusy<T>(work: () => T | Promise<T>, options: Ret
     try {
       return await work();
     } catch (error) {
-      if (!isBusy(error)) throw error;
+      if (!isBusy(error) && !(options.checksItsEffect && isOutcomeUnknown(error))) throw error;
       if (options.giveUpAfterMs !== undefined && Date.now() - started >= options.giveUpAfterMs) throw error;
       options.onBusy?.(attempt, error);
       const wait = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempt - 1));

@@ -404,6 +404,12 @@ export class ActionRepository {
     return rows.map(toAction);
   }
 
+  /** The actions `runnerId` holds (running or waiting), oldest first: a runner checking them against the runs it drives. */
+  async heldBy(runnerId: string): Promise<ActionRecord[]> {
+    const rows = await this.q.db.selectFrom("actions").selectAll().where("runner_id", "=", runnerId).where("status", "in", ACTIVE).orderBy("seq").execute();
+    return rows.map(toAction);
+  }
+
   /** The statuses of some actions, by id (a runner checking on the actions it holds). */
   async statuses(ids: readonly string[]): Promise<Map<string, ActionStatus>> {
     if (ids.length === 0) return new Map();

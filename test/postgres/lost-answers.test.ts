@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { ExecutionContext } from "../../src/engine/execution/index.js";
+import { PostgresProxy, type LossPlan } from "../faults/proxy.js";
+import { freshDatabase, templateDatabaseUrl } from "../helpers/database.js";
+import { createHarness, type Harness } from "../helpers/harness.js";
+import { ScriptedExecutor } from "../helpers/scripted-executor.js";
+import { rows, sql } from "../helpers/sql.js";
+import { eventually } from "../helpers/wait.js";
+
+// A coordinator whose connection is lost while PostgreSQL answers one of its writes (a restart, a
+// balancer cut): the write may have been applied or not, and the coordinator cannot tell. The
+// three writes that carry a run — its claim, its commit point, its end — each meet both outcomes,
+// through a proxy that drops the answer and closes the connection. The post must run once and
+// end, and nothing may stay leased to a live runner that does not run it. Runs under `npm run
+// test:postgres` only.
+
+/** Each write, by the start of its statement (as Kysely sends it), and which answer is lost. */
+const WRITES: { name: string; sql: string; at: LossPlan["at"] }[] = [
+  { name: "the claim (its COMMIT)", sql: 'update "actions" set "status" = $1, "runner_id" = $2', at: "commit" },
+  { name: "the commit point (one statement)", sql: 'update "actions" set "committed_at" = $1', at: "statement" },
+  { name: "the run's end (its COMMIT)", sql: 'update "actions" set "updated_at" = $1, "status" = $2, "result"', at: "commit" },
+];
+
+let h: Harness | undefined;
+let proxy: PostgresProxy | undefined;
+afterEach(async () => {
+  await h?.destroy();
+  await proxy?.close();
+  h = undefined;
+  proxy = undefined;
+});
+
+describe("a write whose answer PostgreSQL's connection lost", () => {
+  for (const write of WRITES) {
+    for (const applied of [true, false]) {
+      it(`${write.name}, ${applied ? "applied" : "not applied"}: the post runs once and ends, and is never left held and not run`, { timeout: 60_000 }, async () => {
+        const url = await freshDatabase(templateDatabaseUrl());
+        const server = new URL(url);
+        proxy = await PostgresProxy.start({ host: server.hostname, port: Number(server.port) });
+        const ran: string[] = [];
+        const executor = new ScriptedExecutor().on("post", async (context: ExecutionContext) => {
+          ran.push(context.action.id);
+          await context.commit();
+          return { post_url: `https://sandbox.example/p/${context.action.id}` };
+        });
+        h = await createHarness({ executor, location: { databaseUrl: proxy.url(url) } });
+        const account = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "lost-answers" } })).json.id as string;
+        await eventually(async () => !(await h!.store.actions.hasActive(account)), { what: "nothing else to run on the account" });
+
+        const lost = proxy.loseAnswer(write.sql, { at: write.at, applied });
+        const created = await h.request("POST", "/v1/actions", { body: { account_id: account, type: "post", params: { text: "one answer lost" } } });
+        expect(created.status, created.raw).toBe(202);
+        const id = created.json.id as string;
+        const event = await lost;
+        expect(event.statement.toLowerCase().startsWith(write.sql.toLowerCase())).toBe(true);
+
+        // A wait begun after the loss hears the end: in this process too, whoever wrote it.
+        const waited = await h.request("GET", `/v1/actions/${id}?wait=20`);
+        expect(waited.json.status, waited.raw).toBe("succeeded");
+        expect(ran).toEqual([id]);
+        const action = (await h.store.actions.get(id))!;
+        expect([action.status, action.cost, action.held, action.committed_at !== undefined]).toEqual(["succeeded", action.price, false, true]);
+        // It never went back to the queue: the claim that took it is the one that ran it.
+        const statuses = await rows<{ status: string }>(h.store, sql`SELECT data::json->>'status' AS status FROM events WHERE subject_id = ${id} AND type = 'action.updated' ORDER BY seq`);
+        expect(statuses.map((row) => row.status)).toEqual(["queued", "running", "succeeded"]);
+        expect(await h.store.actions.heldBy(action.runner_id ?? "none")).toEqual([]);
+      });
+    }
+  }
+});
