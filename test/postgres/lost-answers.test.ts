@@ -9,7 +9,8 @@ import { eventually } from "../helpers/wait.js";
 
 // A coordinator whose connection is lost while PostgreSQL answers one of its writes (a restart, a
 // balancer cut): the write may have been applied or not, and the coordinator cannot tell. The
-// three writes that carry a run — its claim, its commit point, its end — each meet both outcomes,
+// writes that carry a run — its claim, its taking of an answer, its commit point, its end — each
+// meet both outcomes,
 // through a proxy that drops the answer and closes the connection. The post must run once and
 // end, and nothing may stay leased to a live runner that does not run it. Runs under `npm run
 // test:postgres` only.
@@ -19,6 +20,7 @@ const WRITES: { name: string; sql: string; at: LossPlan["at"] }[] = [
   { name: "the claim (its COMMIT)", sql: 'update "actions" set "status" = $1, "runner_id" = $2', at: "commit" },
   { name: "the commit point (one statement)", sql: 'update "actions" set "committed_at" = $1', at: "statement" },
   { name: "the run's end (its COMMIT)", sql: 'update "actions" set "updated_at" = $1, "status" = $2, "result"', at: "commit" },
+  { name: "the taking of an answer (its COMMIT)", sql: 'update "challenges" set "answer_sealed" = $1', at: "commit" },
 ];
 
 let h: Harness | undefined;
@@ -40,6 +42,8 @@ describe("a write whose answer PostgreSQL's connection lost", () => {
         const ran: string[] = [];
         const executor = new ScriptedExecutor().on("post", async (context: ExecutionContext) => {
           ran.push(context.action.id);
+          const code = await context.challenge({ kind: "email_code", message: "Enter the code we sent." });
+          if (code !== "246810") throw new Error(`typed ${code}`);
           await context.commit();
           return { post_url: `https://sandbox.example/p/${context.action.id}` };
         });
@@ -51,6 +55,9 @@ describe("a write whose answer PostgreSQL's connection lost", () => {
         const created = await h.request("POST", "/v1/actions", { body: { account_id: account, type: "post", params: { text: "one answer lost" } } });
         expect(created.status, created.raw).toBe(202);
         const id = created.json.id as string;
+        await eventually(async () => (await h!.store.actions.get(id))?.status === "needs_input", { what: "the post to ask for its code" });
+        const answered = await h.request("POST", `/v1/actions/${id}/answer`, { body: { answer: "246810" } });
+        expect(answered.status, answered.raw).toBeLessThan(300);
         const event = await lost;
         expect(event.statement.toLowerCase().startsWith(write.sql.toLowerCase())).toBe(true);
 
@@ -62,7 +69,7 @@ describe("a write whose answer PostgreSQL's connection lost", () => {
         expect([action.status, action.cost, action.held, action.committed_at !== undefined]).toEqual(["succeeded", action.price, false, true]);
         // It never went back to the queue: the claim that took it is the one that ran it.
         const statuses = await rows<{ status: string }>(h.store, sql`SELECT data::json->>'status' AS status FROM events WHERE subject_id = ${id} AND type = 'action.updated' ORDER BY seq`);
-        expect(statuses.map((row) => row.status)).toEqual(["queued", "running", "succeeded"]);
+        expect(statuses.map((row) => row.status)).toEqual(["queued", "running", "needs_input", "running", "succeeded"]);
         expect(await h.store.actions.heldBy(action.runner_id ?? "none")).toEqual([]);
       });
     }

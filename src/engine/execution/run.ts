@@ -3,7 +3,7 @@ import type { ChallengeKind } from "../../domain/challenges.js";
 import { ActionFailure, PlatformTimeout } from "../../domain/errors.js";
 import { CHECK_TYPE } from "../../domain/health.js";
 import { isTerminal } from "../../domain/status.js";
-import { isBusy, isOutcomeUnknown, retryWhileBusy, randomToken, type Store } from "../../store/index.js";
+import { CommitUnknownError, isBusy, isOutcomeUnknown, retryWhileBusy, randomToken, type Store } from "../../store/index.js";
 import type { ActionRecord, ChallengeRecord } from "../../store/records.js";
 import type { ActionExecutor, ChallengeRequest } from "./executor.js";
 import { newId } from "../ids.js";
@@ -262,11 +262,17 @@ export class Run {
     const challengeId = this.challengeId;
     let answer: string | undefined;
     try {
-      answer = await store.transaction(async () => ((await this.holds()) ? store.challenges.takeAnswer(challengeId) : undefined));
+      await store.transaction(async () => {
+        answer = (await this.holds()) ? await store.challenges.takeAnswer(challengeId) : undefined;
+      });
     } catch (error) {
-      // Busy: the next wake-up tries again.
-      if (!isBusy(error)) this.parts.logger.error({ err: error, action_id: this.action.id }, "could not take the answer");
-      return false;
+      // Only COMMIT's reply lost: the answer was read while the run held its action, and is this
+      // run's whether its taking committed or not (it is typed once: only a waiting run is given
+      // one). Otherwise (busy) the next wake-up tries again.
+      if (!(error instanceof CommitUnknownError)) {
+        if (!isBusy(error)) this.parts.logger.error({ err: error, action_id: this.action.id }, "could not take the answer");
+        return false;
+      }
     }
     if (answer === undefined || this.waiting !== waiting) return false;
     this.waiting = undefined;
