@@ -19,6 +19,8 @@ export interface Tracked {
   final?: any;
   /** Why the client has no id: the last answer or connection error. */
   unanswered?: string;
+  /** Each request of the create: the member, how long it took, what came of it. */
+  attempts: { via: string; ms: number; outcome: string }[];
 }
 
 export const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
@@ -49,12 +51,14 @@ export class Clients {
     const n = this.posts.length;
     const key = options.key ?? (options.keyed ? `fault-${this.#run}-${n}` : undefined);
     const text = options.text ?? `fault ${this.#run} #${n} ${randomBytes(3).toString("hex")}`;
-    const tracked: Tracked = { n, text, key, account: options.account, via: [], sentAt: Date.now() };
+    const tracked: Tracked = { n, text, key, account: options.account, via: [], sentAt: Date.now(), attempts: [] };
     this.posts.push(tracked);
     const retryUntil = options.retryUntil ?? Date.now() + 60_000;
     for (let attempt = 0; ; attempt++) {
       const member = this.fleet.member(options.via[attempt % options.via.length]!);
       tracked.via.push(member.label);
+      const sent = Date.now();
+      const note = (outcome: string): void => void tracked.attempts.push({ via: member.label, ms: Date.now() - sent, outcome });
       try {
         const response = await fetch(`${member.url}/v1/actions?wait=0`, {
           method: "POST",
@@ -63,6 +67,7 @@ export class Clients {
           signal: AbortSignal.timeout(options.requestTimeoutMs ?? 120_000),
         });
         const json: any = await response.json().catch(() => ({}));
+        note(`${response.status}${json?.error?.code ? ` ${json.error.code}` : ""}`);
         if (response.status === 200 || response.status === 202 || response.status === 201) {
           tracked.id = json.id;
           tracked.ackAt = Date.now();
@@ -73,6 +78,7 @@ export class Clients {
         tracked.unanswered = `${member.label} answered ${response.status} ${JSON.stringify(json).slice(0, 300)}`;
         if (!key || (response.status !== 409 && response.status < 500)) return tracked;
       } catch (error) {
+        note(networkCause(error));
         tracked.unanswered = `${member.label}: ${networkCause(error)}`;
         // Without a key, a request that may have arrived is not sent again: the client cannot know.
         if (!key && networkCause(error) !== "ECONNREFUSED") return tracked;

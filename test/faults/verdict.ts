@@ -143,9 +143,14 @@ export async function judge(fleet: Fleet, clients: Clients, options: JudgeOption
     violate(`${row.id} of ${holders.length > 0 ? `coordinator ${holders.join("/")}` : "a coordinator that was not stopped"} failed as interrupted (${note})`);
   }
 
+  // The slowest create, request by request: a coordinator that holds a request for long shows here.
+  const slowest = clients.posts.map((tracked) => ({ tracked, ms: (tracked.ackAt ?? Date.now()) - tracked.sentAt })).sort((a, b) => b.ms - a.ms)[0];
+  const slowestNote = slowest
+    ? [`slowest create: post #${slowest.tracked.n} ${(slowest.ms / 1000).toFixed(1)} s (${slowest.tracked.attempts.map((attempt) => `${attempt.via} ${(attempt.ms / 1000).toFixed(1)} s ${attempt.outcome}`).join(", ")})`]
+    : [];
   const requeues = await requeueCounts(fleet);
   const most = Math.max(0, ...requeues.values());
-  const notes = [...(options.notes ?? []), `${recovered.length} "recovered an action of a runner that is gone" log lines`, `${[...requeues.values()].reduce((a, b) => a + b, 0)} returns to queued over ${requeues.size} actions (most for one action: ${most})`];
+  const notes = [...(options.notes ?? []), ...slowestNote, `${recovered.length} "recovered an action of a runner that is gone" log lines`, `${[...requeues.values()].reduce((a, b) => a + b, 0)} returns to queued over ${requeues.size} actions (most for one action: ${most})`];
   return { fault: options.fault, actions: clients.acknowledged.length, doubles, lost, interrupted, takenFromLiveHolder, ...(options.throughput ? { throughput: options.throughput } : {}), notes, violations };
 }
 
