@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { AppError } from "../domain/errors.js";
 import type { Principal } from "../domain/keys.js";
-import { randomToken, retryWhileBusy } from "../store/index.js";
+import { randomToken, retryWhileBusy, retryWhileOutcomeUnknown } from "../store/index.js";
 import type { ActionRecord } from "../store/records.js";
 import type { IdempotencyRecord } from "../store/repositories/idempotency.js";
 import { visibleAction } from "./access/index.js";
@@ -70,22 +70,29 @@ export async function claimKey<T>(
     created_at: now.toISOString(),
     expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
   });
-  const at = lifecycle.clock.now();
-  // A new key (nearly every request's) is claimed by one statement; a live record is looked at as before.
-  if (await store.idempotency.claimIfFree(claimed(at), at.toISOString())) return undefined;
-  return store.transaction(async () => {
-    const now = lifecycle.clock.now();
-    const record = await store.idempotency.get(workspaceId, key, now.toISOString());
-    if (record) {
-      if (record.request_hash !== hash) {
-        throw new AppError("invalid_request", "This Idempotency-Key was already used with a different request; use a new key.", { idempotency_key: key });
+  // Tried again when its answer was lost (the connection dropped as it committed): the key is then
+  // found under this request's own claim, which is this request's to go on with. Left alone, such a
+  // claim would hold the key in flight for good under a live runner, each retry of it a 409.
+  const claimOnce = async (): Promise<T | undefined> => {
+    const at = lifecycle.clock.now();
+    // A new key (nearly every request's) is claimed by one statement; a live record is looked at as before.
+    if (await store.idempotency.claimIfFree(claimed(at), at.toISOString())) return undefined;
+    return store.transaction(async () => {
+      const now = lifecycle.clock.now();
+      const record = await store.idempotency.get(workspaceId, key, now.toISOString());
+      if (record?.claim === claim) return undefined;
+      if (record) {
+        if (record.request_hash !== hash) {
+          throw new AppError("invalid_request", "This Idempotency-Key was already used with a different request; use a new key.", { idempotency_key: key });
+        }
+        const answer = await existing(record);
+        if (answer !== undefined) return answer;
       }
-      const answer = await existing(record);
-      if (answer !== undefined) return answer;
-    }
-    await store.idempotency.begin(claimed(now));
-    return undefined;
-  });
+      await store.idempotency.begin(claimed(now));
+      return undefined;
+    });
+  };
+  return retryWhileOutcomeUnknown(claimOnce);
 }
 
 /** A new claim token: what tells this request's claim of a key from any later one. */
@@ -144,16 +151,36 @@ export async function createActionOnce(
     }, actions.CREATE);
   } catch (error) {
     if (error instanceof LostClaim) return afterLostClaim(core, principal, key, hash);
-    // Nothing was created: the key is free again (once the database lets us say so), if still ours.
-    await retryWhileBusy(() => store.idempotency.forget(workspaceId, key, { claim }));
-    throw error;
+    const made = await retryWhileBusy(() => settleFailedCreate(core, workspaceId, key, claim), { checksItsEffect: true });
+    const action = made === undefined ? undefined : await store.actions.get(made);
+    if (!action) throw error;
+    created = { action, warmElsewhere: false };
   }
   actions.announceCreated(core, created);
   try {
     return { action: await respond(created.action), replayed: false };
   } finally {
-    await retryWhileBusy(() => store.idempotency.complete(workspaceId, key, { claim }));
+    await retryWhileBusy(() => store.idempotency.complete(workspaceId, key, { claim }), { checksItsEffect: true });
   }
+}
+
+/**
+ * After a keyed create threw: whether it created its action is told by the key, to which the same
+ * transaction attached it. Created (the connection was lost while the create committed), the key is
+ * done and names it, which is returned: the request answers with it, and a retry of the key gets it,
+ * never a second action. Not created, the key is free again, if still this request's claim.
+ */
+async function settleFailedCreate(core: EngineCore, workspaceId: string, key: string, claim: string): Promise<string | undefined> {
+  const { store } = core;
+  return store.transaction(async () => {
+    const record = await store.idempotency.get(workspaceId, key, core.lifecycle.now());
+    if (record?.claim === claim && record.action_id !== undefined) {
+      await store.idempotency.complete(workspaceId, key, { claim });
+      return record.action_id;
+    }
+    await store.idempotency.forget(workspaceId, key, { claim });
+    return undefined;
+  });
 }
 
 /**

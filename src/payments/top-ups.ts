@@ -95,7 +95,7 @@ export class TopUps {
       const workspaceId = principal.workspaceId;
       // Only a settled top-up is kept under the key; anything else created nothing and frees it.
       // Either only while the key is still this request's claim (DESIGN §11 fencing).
-      await retryWhileBusy(() => (outcome?.kind === "settled" ? store.idempotency.complete(workspaceId, key.key, key) : store.idempotency.forget(workspaceId, key.key, key)));
+      await retryWhileBusy(() => (outcome?.kind === "settled" ? store.idempotency.complete(workspaceId, key.key, key) : store.idempotency.forget(workspaceId, key.key, key)), { checksItsEffect: true });
     }
   }
 

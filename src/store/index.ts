@@ -27,7 +27,7 @@ import { WakeUpRepository } from "./repositories/wake-ups.js";
 import { RoutineRepository } from "./repositories/routines.js";
 
 export { openDatabase, type Db } from "./adapters/sqlite-file.js";
-export { CommitUnknownError, DatabaseUnreachableError, isBusy, isOutcomeUnknown, retryWhileBusy } from "./adapters/busy.js";
+export { CommitUnknownError, DatabaseUnreachableError, isBusy, isOutcomeUnknown, retryWhileBusy, retryWhileOutcomeUnknown } from "./adapters/busy.js";
 export { SchemaTooNewError } from "./adapters/schema-version.js";
 export type { Dialect, StoreAdapter } from "./adapter.js";
 export { SqliteAdapter } from "./adapters/sqlite.js";

@@ -32,30 +32,39 @@ afterEach(async () => {
   proxy = undefined;
 });
 
+/** A harness on a fresh database reached through the proxy, an account with nothing running, and the runs its posts made. */
+async function throughProxy(): Promise<{ h: Harness; proxy: PostgresProxy; account: string; ran: string[] }> {
+  const url = await freshDatabase(templateDatabaseUrl());
+  const server = new URL(url);
+  proxy = await PostgresProxy.start({ host: server.hostname, port: Number(server.port) });
+  const ran: string[] = [];
+  const post = (asks: boolean) => async (context: ExecutionContext) => {
+    ran.push(context.action.id);
+    if (asks) {
+      const code = await context.challenge({ kind: "email_code", message: "Enter the code we sent." });
+      if (code !== "246810") throw new Error(`typed ${code}`);
+    }
+    await context.commit();
+    return { post_url: `https://sandbox.example/p/${context.action.id}` };
+  };
+  // A post asks for a code; the keyed creates' post (by its text) does not.
+  const executor = new ScriptedExecutor().on("post", post(true)).on("keyed", post(false));
+  h = await createHarness({ executor, location: { databaseUrl: proxy.url(url) } });
+  const account = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "lost-answers" } })).json.id as string;
+  await eventually(async () => !(await h!.store.actions.hasActive(account)), { what: "nothing else to run on the account" });
+  return { h, proxy, account, ran };
+}
+
 describe("a write whose answer PostgreSQL's connection lost", () => {
   for (const write of WRITES) {
     for (const applied of [true, false]) {
       it(`${write.name}, ${applied ? "applied" : "not applied"}: the post runs once and ends, and is never left held and not run`, { timeout: 60_000 }, async () => {
-        const url = await freshDatabase(templateDatabaseUrl());
-        const server = new URL(url);
-        proxy = await PostgresProxy.start({ host: server.hostname, port: Number(server.port) });
-        const ran: string[] = [];
-        const executor = new ScriptedExecutor().on("post", async (context: ExecutionContext) => {
-          ran.push(context.action.id);
-          const code = await context.challenge({ kind: "email_code", message: "Enter the code we sent." });
-          if (code !== "246810") throw new Error(`typed ${code}`);
-          await context.commit();
-          return { post_url: `https://sandbox.example/p/${context.action.id}` };
-        });
-        h = await createHarness({ executor, location: { databaseUrl: proxy.url(url) } });
-        const account = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "lost-answers" } })).json.id as string;
-        await eventually(async () => !(await h!.store.actions.hasActive(account)), { what: "nothing else to run on the account" });
-
+        const { h, proxy, account, ran } = await throughProxy();
         const lost = proxy.loseAnswer(write.sql, { at: write.at, applied });
         const created = await h.request("POST", "/v1/actions", { body: { account_id: account, type: "post", params: { text: "one answer lost" } } });
         expect(created.status, created.raw).toBe(202);
         const id = created.json.id as string;
-        await eventually(async () => (await h!.store.actions.get(id))?.status === "needs_input", { what: "the post to ask for its code" });
+        await eventually(async () => (await h.store.actions.get(id))?.status === "needs_input", { what: "the post to ask for its code" });
         const answered = await h.request("POST", `/v1/actions/${id}/answer`, { body: { answer: "246810" } });
         expect(answered.status, answered.raw).toBeLessThan(300);
         const event = await lost;
@@ -71,6 +80,40 @@ describe("a write whose answer PostgreSQL's connection lost", () => {
         const statuses = await rows<{ status: string }>(h.store, sql`SELECT data::json->>'status' AS status FROM events WHERE subject_id = ${id} AND type = 'action.updated' ORDER BY seq`);
         expect(statuses.map((row) => row.status)).toEqual(["queued", "running", "needs_input", "running", "succeeded"]);
         expect(await h.store.actions.heldBy(action.runner_id ?? "none")).toEqual([]);
+      });
+    }
+  }
+});
+
+/** A keyed create's writes: its claim of the key, and the create itself (the action with the key attached). */
+const KEYED_WRITES: { name: string; sql: string; at: LossPlan["at"] }[] = [
+  { name: "the key's claim (one statement)", sql: 'insert into "idempotency_keys"', at: "statement" },
+  { name: "the create (its COMMIT)", sql: 'insert into "actions"', at: "commit" },
+];
+
+describe("a keyed create whose answer PostgreSQL's connection lost", () => {
+  for (const write of KEYED_WRITES) {
+    for (const applied of [true, false]) {
+      it(`${write.name}, ${applied ? "applied" : "not applied"}: the request, or the client's retry with the key, gets the one action; no second, and the key never held in flight for good`, { timeout: 60_000 }, async () => {
+        const { h, proxy, account, ran } = await throughProxy();
+        const body = { account_id: account, type: "post", params: { text: "keyed" } };
+        const headers = { "idempotency-key": `lost-${write.at}-${applied}` };
+        const lost = proxy.loseAnswer(write.sql, { at: write.at, applied });
+        const first = await h.request("POST", "/v1/actions", { body, headers });
+        await lost;
+        // Applied, the request knows it by the key and answers with the action; not applied, it may fail (nothing was made).
+        if (applied) expect(first.status, first.raw).toBe(202);
+        // The client heard nothing it could trust, and sends the request again with its key.
+        const again = await h.request("POST", "/v1/actions", { body, headers });
+        expect([200, 202], again.raw).toContain(again.status);
+        const id = again.json.id as string;
+        if (first.status < 300) expect(first.json.id).toBe(id);
+        expect((await h.request("GET", `/v1/actions/${id}?wait=20`)).json.status).toBe("succeeded");
+        const made = await rows<{ id: string }>(h.store, sql`SELECT id FROM actions WHERE type = 'post'`);
+        expect(made.map((row) => row.id)).toEqual([id]);
+        expect(ran).toEqual([id]);
+        const keys = await rows<{ state: string; action_id: string }>(h.store, sql`SELECT state, action_id FROM idempotency_keys`);
+        expect(keys).toEqual([{ state: "done", action_id: id }]);
       });
     }
   }

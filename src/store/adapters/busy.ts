@@ -105,6 +105,24 @@ export function isOutcomeUnknown(error: unknown): boolean {
 }
 
 /**
+ * Runs `work`, which checks its own effect, again while its outcome is unknown (`isOutcomeUnknown`),
+ * for up to `giveUpAfterMs`; any other error (a busy database's too) is thrown at once. For a
+ * request's own writes: a database that cannot be reached still answers the request soon (503).
+ */
+export async function retryWhileOutcomeUnknown<T>(work: () => Promise<T>, giveUpAfterMs = 30_000): Promise<T> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isOutcomeUnknown(error) || Date.now() - started >= giveUpAfterMs) throw error;
+      const wait = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempt - 1));
+      await new Promise((resolve) => setTimeout(resolve, wait / 2 + Math.random() * (wait / 2)));
+    }
+  }
+}
+
+/**
  * Runs `work` (a store transaction), retrying with growing, jittered waits while the
  * database is locked (and, for work that `checksItsEffect`, while its outcome is unknown). Any
  * other error is thrown at once.
