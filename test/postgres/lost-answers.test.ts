@@ -118,3 +118,19 @@ describe("a keyed create whose answer PostgreSQL's connection lost", () => {
     }
   }
 });
+
+describe("an owner's sign-in hold whose answer PostgreSQL's connection lost", () => {
+  for (const applied of [true, false]) {
+    it(`${applied ? "applied" : "not applied"}: the hold fails, and holds nothing: the account's next post runs at once, not after the hold's expiry`, { timeout: 60_000 }, async () => {
+      const { h, proxy, account, ran } = await throughProxy();
+      const lost = proxy.loseAnswer('insert into "account_holds"', { at: "commit", applied });
+      await expect(h.engine.core.runner.holdAccount(account)).rejects.toThrow(/connection|PostgreSQL/i);
+      await lost;
+      const holds = await rows(h.store, sql`SELECT account_id FROM account_holds`);
+      expect(holds).toEqual([]);
+      const created = await h.request("POST", "/v1/actions", { body: { account_id: account, type: "post", params: { text: "keyed" } } });
+      expect((await h.request("GET", `/v1/actions/${created.json.id}?wait=20`)).json.status).toBe("succeeded");
+      expect(ran).toEqual([created.json.id]);
+    });
+  }
+});

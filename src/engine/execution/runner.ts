@@ -1,6 +1,6 @@
 import { LIVE_LINK_TTL_MS } from "../../domain/challenges.js";
 import { isTerminal } from "../../domain/status.js";
-import { CommitUnknownError, QUEUED_SUBJECT, actionChange, isBusy, retryWhileBusy, type Change, type WorkDue } from "../../store/index.js";
+import { CommitUnknownError, QUEUED_SUBJECT, actionChange, isBusy, isOutcomeUnknown, retryWhileBusy, type Change, type WorkDue } from "../../store/index.js";
 import type { ActionRecord } from "../../store/records.js";
 import { systemClock, type Clock } from "../clock.js";
 import type { ActionExecutor } from "./executor.js";
@@ -446,6 +446,11 @@ export class Runner {
     let held = false;
     try {
       held = await retryWhileBusy(() => this.options.lifecycle.holdAccount(accountId, runnerId, lease));
+    } catch (error) {
+      // The hold may have committed without its answer: given up, or the account's actions would
+      // wait out its expiry.
+      if (isOutcomeUnknown(error)) await retryWhileBusy(() => this.options.lifecycle.releaseAccount(accountId, runnerId), { checksItsEffect: true, giveUpAfterMs: 30_000 }).catch(() => undefined);
+      throw error;
     } finally {
       if (!held) this.#heldAccounts.delete(accountId);
     }
