@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { INTERRUPTED_AFTER_COMMIT, Lifecycle, Pacing } from "../../src/engine/execution/index.js";
 import { unrunActions } from "../../src/engine/execution/recovery.js";
+import { MAY_HAVE_BEEN_DONE, NOTHING_DONE } from "../../src/engine/execution/run.js";
 import { silentLogger } from "../../src/engine/logger.js";
 import { Sealer, openStore, type Store } from "../../src/store/index.js";
 import { createHarness, type Harness } from "../helpers/harness.js";
-import { SCRIPTED_PLATFORM } from "../helpers/scripted-executor.js";
+import { SCRIPTED_PLATFORM, ScriptedExecutor } from "../helpers/scripted-executor.js";
 
 // What a live runner holds in the store and does not run (a claim whose answer was lost, a run
 // that ended without its end written): nobody else recovers it, since the runner is alive, so the
@@ -39,7 +40,7 @@ describe("actions a live runner holds and does not run", () => {
     expect(await store.actions.markCommitted(committed, { runnerId, lease: 1 }, lifecycle.now(), leaseNow)).toBe(true);
     expect(await lifecycle.move(paused, ["running"], "needs_input")).toBe(true);
 
-    const toRun = await unrunActions(lifecycle, silentLogger, runnerId, (id) => id === driven, async () => true);
+    const toRun = await unrunActions(lifecycle, silentLogger, runnerId, { driven: (id) => id === driven, ranHere: () => false }, async () => true);
     expect(toRun.map((action) => [action.id, action.status, action.runner_id, action.lease])).toEqual([[unrun, "running", runnerId, 1]]);
     expect(await store.actions.get(committed)).toMatchObject({ status: "failed", error_code: "browser_error", error_message: INTERRUPTED_AFTER_COMMIT });
     expect(await store.actions.get(paused)).toMatchObject({ status: "queued" });
@@ -48,18 +49,45 @@ describe("actions a live runner holds and does not run", () => {
     expect(await store.actions.get(unrun)).toMatchObject({ status: "running", runner_id: runnerId });
   });
 
+  it("whose run ended here without its end written fail, saying whether the platform may have done it, and are not run again", { timeout: 60_000 }, async () => {
+    const { store, lifecycle, runnerId, leaseNow, ids } = await held(2);
+    const [before, past] = ids as [string, string];
+    expect(await store.actions.markCommitted(past, { runnerId, lease: 1 }, lifecycle.now(), leaseNow)).toBe(true);
+    expect(await unrunActions(lifecycle, silentLogger, runnerId, { driven: () => false, ranHere: () => true }, async () => true)).toEqual([]);
+    expect(await store.actions.get(before)).toMatchObject({ status: "failed", error_code: "browser_error", error_message: `Interrupted: its run ended without its outcome recorded. ${NOTHING_DONE}` });
+    expect(await store.actions.get(past)).toMatchObject({ status: "failed", error_code: "browser_error", error_message: `Interrupted: its run ended without its outcome recorded. ${MAY_HAVE_BEEN_DONE}` });
+  });
+
   it("are left as they are once the runner's lease no longer holds: they are recovery's then", { timeout: 60_000 }, async () => {
     const { store, lifecycle, runnerId, leaseNow, ids } = await held(2);
     const [unrun, committed] = ids as [string, string];
     expect(await store.actions.markCommitted(committed, { runnerId, lease: 1 }, lifecycle.now(), leaseNow)).toBe(true);
-    await unrunActions(lifecycle, silentLogger, runnerId, () => false, async () => false);
+    await unrunActions(lifecycle, silentLogger, runnerId, { driven: () => false, ranHere: () => true }, async () => false);
     expect(await store.actions.get(committed)).toMatchObject({ status: "running", runner_id: runnerId });
     expect(await store.actions.get(unrun)).toMatchObject({ status: "running", runner_id: runnerId });
   });
 
   it("are only the runner's own: another runner's are not touched", { timeout: 60_000 }, async () => {
     const { store, lifecycle, ids } = await held(1);
-    expect(await unrunActions(lifecycle, silentLogger, "run_someone_else", () => false, async () => true)).toEqual([]);
+    expect(await unrunActions(lifecycle, silentLogger, "run_someone_else", { driven: () => false, ranHere: () => false }, async () => true)).toEqual([]);
     expect(await store.actions.get(ids[0]!)).toMatchObject({ status: "running", runner_id: "run_unrun" });
+  });
+});
+
+describe("a run whose end cannot be written", () => {
+  it("fails its action, saying nothing was done on the platform, instead of leaving it running for good; it is not run again", { timeout: 60_000 }, async () => {
+    let runs = 0;
+    // A driver's result the store cannot write (a BigInt has no JSON): the run's end throws.
+    const executor = new ScriptedExecutor().on("post", async () => {
+      runs += 1;
+      return { count: 10n } as unknown as Record<string, unknown>;
+    });
+    const h = await createHarness({ executor });
+    cleanups.push(() => h.destroy());
+    const account = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "unwritable", password: "pw" } })).json.id as string;
+    const created = await h.request("POST", "/v1/actions", { body: { account_id: account, type: "post", params: { text: "unwritable" } } });
+    const ended = await h.request("GET", `/v1/actions/${created.json.id}?wait=20`);
+    expect(ended.json).toMatchObject({ status: "failed", error: { code: "browser_error", message: `Interrupted: its run ended without its outcome recorded. ${NOTHING_DONE}` } });
+    expect(runs).toBe(1);
   });
 });

@@ -6,7 +6,7 @@ import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
 import { retryWhileBusy } from "../../store/index.js";
 import { isDeadLocalProcess } from "./process-identity.js";
-import { commitNote, type Run } from "./run.js";
+import { MAY_HAVE_BEEN_DONE, NOTHING_DONE, commitNote, type Run } from "./run.js";
 
 /** The message of an action recovered past its commit point. */
 export const INTERRUPTED_AFTER_COMMIT =
@@ -87,26 +87,37 @@ export async function recoverOrphans(lifecycle: Lifecycle, logger: Logger, lease
 /**
  * The actions the database says `runnerId` holds and no run here drives (`driven` says which it
  * does): a claim that committed without its answer coming back (`CommitUnknownError`: the
- * connection was lost while COMMIT was on its way), or a run that ended without its end written.
- * No recovery takes such an action, as its runner is alive. One before its commit point is
- * returned to be run here, as the claim meant; one past it fails as interrupted; one at
- * `needs_input` (its page is gone) goes back to the queue, to ask again. Each write is fenced on
- * the action's lease number and the runner's lease (`leaseHolds`).
+ * connection was lost while COMMIT was on its way), or a run that ended here without its end
+ * written (`ranHere`). No recovery takes such an action, as its runner is alive. One never run,
+ * before its commit point, is returned to be run here, as the claim meant; one past it fails as
+ * interrupted; one at `needs_input` (its page is gone) goes back to the queue, to ask again. One
+ * whose run ended here fails, saying whether the platform may have done it: it is not run again
+ * (what ended that run abnormally would end the next). Each write is fenced on the action's lease
+ * number and the runner's lease (`leaseHolds`).
  */
-export async function unrunActions(lifecycle: Lifecycle, logger: Logger, runnerId: string, driven: (actionId: string) => boolean, leaseHolds: (runnerId: string) => Promise<boolean>): Promise<ActionRecord[]> {
+export async function unrunActions(
+  lifecycle: Lifecycle,
+  logger: Logger,
+  runnerId: string,
+  runs: { driven: (actionId: string) => boolean; ranHere: (actionId: string) => boolean },
+  leaseHolds: (runnerId: string) => Promise<boolean>,
+): Promise<ActionRecord[]> {
   const toRun: ActionRecord[] = [];
   for (const action of await lifecycle.store.actions.heldBy(runnerId)) {
-    if (driven(action.id)) continue;
+    if (runs.driven(action.id)) continue;
     const fields = { action_id: action.id, from: action.status, runner_id: runnerId, committed: Boolean(action.committed_at) };
-    if (action.status === "running" && !action.committed_at) {
+    const ranHere = runs.ranHere(action.id);
+    if (action.status === "running" && !action.committed_at && !ranHere) {
       logger.warn(fields, "runs an action this runner holds and did not run (a claim whose answer was lost)");
       toRun.push(action);
       continue;
     }
     const sameClaim = async (now: ActionRecord): Promise<boolean> => now.runner_id === runnerId && now.lease === action.lease && (await leaseHolds(runnerId));
-    const done = action.committed_at
-      ? await lifecycle.finish(action.id, { status: "failed", code: "browser_error", message: INTERRUPTED_AFTER_COMMIT }, sameClaim)
-      : await lifecycle.requeue(action.id, [action.status], sameClaim);
+    const message = ranHere ? `Interrupted: its run ended without its outcome recorded. ${action.committed_at ? MAY_HAVE_BEEN_DONE : NOTHING_DONE}` : INTERRUPTED_AFTER_COMMIT;
+    const done =
+      ranHere || action.committed_at
+        ? await lifecycle.finish(action.id, { status: "failed", code: "browser_error", message }, sameClaim)
+        : await lifecycle.requeue(action.id, [action.status], sameClaim);
     if (done) logger.warn(fields, "ended the run of an action this runner held and no longer ran");
   }
   return toRun;

@@ -346,6 +346,6 @@ export async function commitNote(store: Store, actionId: string): Promise<string
   return committed ? MAY_HAVE_BEEN_DONE : NOTHING_DONE;
 }
 
-const MAY_HAVE_BEEN_DONE =
+export const MAY_HAVE_BEEN_DONE =
   "It stopped after the driver had begun the step that cannot be undone (e.g. clicking Post or Send): the platform may already have done it. Check the platform before you retry.";
-const NOTHING_DONE = "It stopped before anything was submitted to the platform: nothing was done there, so a retry is safe.";
+export const NOTHING_DONE = "It stopped before anything was submitted to the platform: nothing was done there, so a retry is safe.";

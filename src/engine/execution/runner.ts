@@ -85,6 +85,8 @@ export class Runner {
   #pumpRetry: NodeJS.Timeout | undefined;
   /** A claim's outcome was lost, or a run ended without its end written: the next pump checks what the database says this runner holds (`unrunActions`). */
   #unrunMaybe = false;
+  /** Actions whose run here ended abnormally since that check: failed by it, never run again. */
+  readonly #endedAbnormally = new Set<string>();
   /** Queued work was written here since the last claim (`offer`): if it cannot all be taken here, the others are woken for it. */
   #offered = false;
   /** Actions a notification said changed elsewhere, to sync at the next turn of the event loop (those of one commit at once). */
@@ -355,8 +357,11 @@ export class Runner {
     // First, while no claim is under way: what this runner holds in the database and does not run.
     if (this.#unrunMaybe) {
       const runnerId = this.#lease.id;
-      const toRun = await unrunActions(lifecycle, logger, runnerId, (actionId) => this.#runs.has(actionId), (id) => this.#lease.holds(id));
+      const ended = new Set(this.#endedAbnormally);
+      const runs = { driven: (actionId: string) => this.#runs.has(actionId), ranHere: (actionId: string) => ended.has(actionId) };
+      const toRun = await unrunActions(lifecycle, logger, runnerId, runs, (id) => this.#lease.holds(id));
       this.#unrunMaybe = false;
+      for (const actionId of ended) this.#endedAbnormally.delete(actionId);
       if (runnerId === this.#lease.id) for (const action of toRun) this.#start(action);
     }
     const free = this.#freeSlots();
@@ -407,6 +412,7 @@ export class Runner {
       .execute()
       .catch((error: unknown) => {
         logger.error({ err: error, action_id: action.id }, "action run ended abnormally");
+        this.#endedAbnormally.add(action.id);
         this.#unrunMaybe = true;
       })
       .finally(() => {
