@@ -107,7 +107,8 @@ export function isOutcomeUnknown(error: unknown): boolean {
 /**
  * Runs `work`, which checks its own effect, again while its outcome is unknown (`isOutcomeUnknown`),
  * for up to `giveUpAfterMs`; any other error (a busy database's too) is thrown at once. For a
- * request's own writes: a database that cannot be reached still answers the request soon (503).
+ * request's own writes: a database that cannot be reached still answers the request within the
+ * adapter's own 30 s (503), as before, and one that went away for a moment does not fail it.
  */
 export async function retryWhileOutcomeUnknown<T>(work: () => Promise<T>, giveUpAfterMs = 30_000): Promise<T> {
   const started = Date.now();
