@@ -91,3 +91,29 @@ describe("a run whose end cannot be written", () => {
     expect(runs).toBe(1);
   });
 });
+
+describe("an action the store says a live runner holds, and that runner does not run", () => {
+  it("is found by the runner's heartbeat, whatever lost it, and run: never left running for good", { timeout: 60_000 }, async () => {
+    const ran: string[] = [];
+    const executor = new ScriptedExecutor().on("post", async (context) => {
+      ran.push(context.action.id);
+      return { post_url: `https://sandbox.example/p/${context.action.id}` };
+    });
+    // Its runner claims nothing itself: the action is put in its hands from outside, as a claim whose answer never came would leave it.
+    const h = await createHarness({ executor, engine: { maxConcurrent: 0, runner: { heartbeatMs: 100 } } });
+    cleanups.push(() => h.destroy());
+    const account = (await h.request("POST", "/v1/accounts", { body: { platform: "sandbox", username: "held-unrun", password: "pw" } })).json.id as string;
+    const created = await h.request("POST", "/v1/actions", { body: { account_id: account, type: "post", params: { text: "held, not run" } } });
+    const store = await openStore(h.location, new Sealer(h.masterKey));
+    cleanups.push(() => store.close());
+    const runner = h.engine.core.runner;
+    const lifecycle = new Lifecycle(store, h.clock, new Pacing(store, [SCRIPTED_PLATFORM]));
+    const { taken } = await lifecycle.claim(runner.runnerId, { limit: 1, skipAccounts: new Set(), holds: async () => true, leaseNow: () => runner.leaseNow() });
+    expect(taken.map((action) => action.id)).toEqual([created.json.id]);
+    expect(runner.isRunning(created.json.id)).toBe(false);
+
+    const ended = await h.request("GET", `/v1/actions/${created.json.id}?wait=20`);
+    expect(ended.json.status, ended.raw).toBe("succeeded");
+    expect(ran).toEqual([created.json.id]);
+  });
+});

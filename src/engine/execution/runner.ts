@@ -50,6 +50,7 @@ export const ALL_DUE: WorkDue = {
   nextDeadline: undefined,
   nextDelivery: undefined,
   runners: "",
+  held: 0,
 };
 
 /** When the queue could not be read or claimed (a locked database), it is tried again this soon. */
@@ -185,6 +186,13 @@ export class Runner {
    */
   async #heartbeat(due: WorkDue): Promise<void> {
     if (due.recover || (await this.#registered.anyDeadHere(this.options.lifecycle.store, due.runners))) await this.#recover();
+    // The store says this runner holds more than it runs: a claim whose answer never came, or a run
+    // whose end was never written, whatever lost it. (A run that ended since the renewal read is
+    // counted there too: the check then finds nothing.)
+    if (due.held > this.#runsUnder(this.#lease.id)) {
+      this.#unrunMaybe = true;
+      this.pump();
+    }
     this.options.onHeartbeat?.(due);
     // A backstop for a wake-up that never came (a dropped notification connection).
     await this.#sync();
@@ -389,6 +397,12 @@ export class Runner {
     if (taken.length >= free && more) await this.#wakeClaimers();
     // Not at every pump: when this claim deferred, and at each heartbeat for others' deferrals.
     if (deferred) await this.#wakeUp.set();
+  }
+
+  #runsUnder(runnerId: string): number {
+    let count = 0;
+    for (const run of this.#runs.values()) if (run.action.runner_id === runnerId) count += 1;
+    return count;
   }
 
   /** Run slots this runner could fill now: doing browser work, within the bound on pages held at needs_input. */

@@ -25,6 +25,8 @@ export interface WorkDue {
   nextDelivery: string | undefined;
   /** Which runners are registered (their number and the newest start): a change says the list is worth reading again. */
   runners: string;
+  /** How many actions the renewed runner holds (running or waiting): more than it runs says one is held and not run (`unrunActions`). */
+  held: number;
 }
 
 /** The survey's columns, for the `returning` of the renewal; `now` is the lease clock in the statement. */
@@ -52,6 +54,11 @@ export function workDueColumns(eb: ExpressionBuilder<Schema, "runners">, now: Ra
   const nextDelivery = nextDeliveryAt();
   const runnerCount = eb.selectFrom("runners as r").select((s) => s.fn.countAll<number>().as("n"));
   const newestRunner = eb.selectFrom("runners as r").select((s) => s.fn.max("r.started_at").as("at"));
+  const held = eb
+    .selectFrom("actions as mine")
+    .select((s) => s.fn.countAll<number>().as("n"))
+    .whereRef("mine.runner_id", "=", "runners.id")
+    .where("mine.status", "in", ["running", "needs_input"]);
   return [
     eb.or([eb.exists(orphans), eb.exists(expiredRunners)]).as("recover"),
     eb.exists(abandonedKeys).as("abandoned_keys"),
@@ -62,6 +69,7 @@ export function workDueColumns(eb: ExpressionBuilder<Schema, "runners">, now: Ra
     nextDelivery.as("next_delivery"),
     runnerCount.as("runner_count"),
     newestRunner.as("newest_runner"),
+    held.as("held"),
   ] as const;
 }
 
@@ -133,6 +141,7 @@ interface WorkDueRow {
   next_delivery: string | null;
   runner_count: number | string | bigint | null;
   newest_runner: string | null;
+  held: number | string | bigint | null;
 }
 
 /** The survey's row as the engine reads it (booleans: PostgreSQL's `true`, SQLite's 1). */
@@ -146,5 +155,6 @@ export function toWorkDue(row: WorkDueRow): WorkDue {
     nextDeadline: row.next_deadline ?? undefined,
     nextDelivery: row.next_delivery ?? undefined,
     runners: `${Number(row.runner_count ?? 0)}/${row.newest_runner ?? ""}`,
+    held: Number(row.held ?? 0),
   };
 }
