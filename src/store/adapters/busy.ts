@@ -110,17 +110,8 @@ export function isOutcomeUnknown(error: unknown): boolean {
  * request's own writes: a database that cannot be reached still answers the request within the
  * adapter's own 30 s (503), as before, and one that went away for a moment does not fail it.
  */
-export async function retryWhileOutcomeUnknown<T>(work: () => Promise<T>, giveUpAfterMs = 30_000): Promise<T> {
-  const started = Date.now();
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await work();
-    } catch (error) {
-      if (!isOutcomeUnknown(error) || Date.now() - started >= giveUpAfterMs) throw error;
-      const wait = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempt - 1));
-      await new Promise((resolve) => setTimeout(resolve, wait / 2 + Math.random() * (wait / 2)));
-    }
-  }
+export function retryWhileOutcomeUnknown<T>(work: () => Promise<T>, giveUpAfterMs = 30_000): Promise<T> {
+  return retryWhile(isOutcomeUnknown, work, { giveUpAfterMs });
 }
 
 /**
@@ -128,13 +119,19 @@ export async function retryWhileOutcomeUnknown<T>(work: () => Promise<T>, giveUp
  * database is locked (and, for work that `checksItsEffect`, while its outcome is unknown). Any
  * other error is thrown at once.
  */
-export async function retryWhileBusy<T>(work: () => T | Promise<T>, options: RetryOptions = {}): Promise<T> {
+export function retryWhileBusy<T>(work: () => T | Promise<T>, options: RetryOptions = {}): Promise<T> {
+  const retryable = options.checksItsEffect ? (error: unknown) => isBusy(error) || isOutcomeUnknown(error) : isBusy;
+  return retryWhile(retryable, work, options);
+}
+
+/** Runs `work`, again after growing, jittered waits while it fails with an error `retryable` accepts, until `giveUpAfterMs`. */
+async function retryWhile<T>(retryable: (error: unknown) => boolean, work: () => T | Promise<T>, options: Omit<RetryOptions, "checksItsEffect">): Promise<T> {
   const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (error) {
-      if (!isBusy(error) && !(options.checksItsEffect && isOutcomeUnknown(error))) throw error;
+      if (!retryable(error)) throw error;
       if (options.giveUpAfterMs !== undefined && Date.now() - started >= options.giveUpAfterMs) throw error;
       options.onBusy?.(attempt, error);
       const wait = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempt - 1));
