@@ -6,7 +6,7 @@ import type { Lifecycle } from "./lifecycle.js";
 import type { Logger } from "../logger.js";
 import { retryWhileBusy } from "../../store/index.js";
 import { isDeadLocalProcess } from "./process-identity.js";
-import { MAY_HAVE_BEEN_DONE, NOTHING_DONE, commitNote, type Run } from "./run.js";
+import { MAY_HAVE_BEEN_DONE, NOTHING_DONE, commitNote, fenceOf, type Run } from "./run.js";
 
 /** The message of an action recovered past its commit point. */
 export const INTERRUPTED_AFTER_COMMIT =
@@ -112,7 +112,7 @@ export async function unrunActions(
       toRun.push(action);
       continue;
     }
-    const sameClaim = async (now: ActionRecord): Promise<boolean> => now.runner_id === runnerId && now.lease === action.lease && (await leaseHolds(runnerId));
+    const sameClaim = fenceOf(action, leaseHolds);
     const message = ranHere ? `Interrupted: its run ended without its outcome recorded. ${action.committed_at ? MAY_HAVE_BEEN_DONE : NOTHING_DONE}` : INTERRUPTED_AFTER_COMMIT;
     const done =
       ranHere || action.committed_at

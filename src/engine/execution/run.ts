@@ -329,7 +329,7 @@ const KIND_WORDS: Record<ChallengeKind, string> = {
  * The fence of a run claimed as `claimed` (DESIGN §11): a write for the action is made only while
  * it is still this claim's (same runner, same lease number) and that runner's lease still holds.
  */
-function fenceOf(claimed: ActionRecord, leaseHolds: (runnerId: string) => Promise<boolean>): Guard {
+export function fenceOf(claimed: ActionRecord, leaseHolds: (runnerId: string) => Promise<boolean>): Guard {
   const runnerId = claimed.runner_id;
   const lease = claimed.lease;
   return async (action) => action.runner_id === runnerId && action.lease === lease && runnerId !== undefined && (await leaseHolds(runnerId));
