@@ -160,13 +160,16 @@ export async function judge(fleet: Fleet, clients: Clients, options: JudgeOption
  */
 async function stuckDetails(fleet: Fleet, ids: string[]): Promise<Map<string, string>> {
   const details = new Map<string, string>();
+  if (ids.length === 0) return details;
+  // Each member's log read once, each line with its text to search.
+  const logs = fleet.members.map((member) => ({ label: member.label, lines: logLines(member.logFile).map((line) => ({ line, text: JSON.stringify(line) })) }));
   for (const id of ids) {
     const [row] = await fleet.store.all<{ runner_id: string | null; lease: number; committed_at: string | null; updated_at: string; lease_expires_at: string | null }>(
       "SELECT a.runner_id, a.lease, a.committed_at, a.updated_at, r.lease_expires_at FROM actions a LEFT JOIN runners r ON r.id = a.runner_id WHERE a.id = $1",
       [id],
     );
     const holder = row?.runner_id ? `runner ${row.runner_id} (${fleet.runners.get(row.runner_id) ?? "?"}, lease until ${row.lease_expires_at ?? "gone"})` : "no runner";
-    const logged = fleet.members.flatMap((member) => logLines(member.logFile).filter((line) => JSON.stringify(line).includes(id)).map((line) => `${member.label}: ${line.msg}${line.err?.message ? ` (${line.err.message})` : ""}`));
+    const logged = logs.flatMap(({ label, lines }) => lines.filter(({ text }) => text.includes(id)).map(({ line }) => `${label}: ${line.msg}${line.err?.message ? ` (${line.err.message})` : ""}`));
     details.set(id, `held by ${holder}, lease number ${row?.lease}, committed ${row?.committed_at ?? "no"}, updated ${row?.updated_at}; logged: ${logged.slice(-6).join(" | ") || "nothing"}`);
   }
   return details;
